@@ -6,7 +6,7 @@ SPECS := $(sort $(wildcard specs/*.json))
 SPEC ?= $(SPECS)
 JOBS ?= 2
 
-.PHONY: deps build gen check-generated format-check test verify cuda clean
+.PHONY: deps build gen check-generated format-check audit test verify cuda verify-gpu clean
 
 deps:
 	@deps/install.sh
@@ -23,10 +23,14 @@ check-generated: build
 	$(KGEN) gen --check $(SPECS)
 
 # Checked-in generated .cu/.h files must be in kgen's CUDA format (generator/cuda_format.h,
-# docs/audit.md): re-formats each in memory and fails with a diff on drift. When the writer
-# formats what it writes, check-generated (in make test) covers formatting drift too.
+# docs/audit.md): re-formats each in memory and fails with a diff on drift (also in make test).
 format-check: build
 	$(BUILD)/generator/kgen-format --check generated
+
+# Every generated CUDA kernel parsed by Clang and checked against its MANIFEST.json interface
+# and the lint rules (docs/audit.md; also in make test, one test per spec).
+audit: build
+	$(KGEN) audit $(SPEC)
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
@@ -46,6 +50,12 @@ verify: build
 # $(BUILD)/verify/cuda/sm90a_run_<name> (docs/sm90a-kernel.md, "Running on a GPU").
 cuda: build
 	@ninja -C $(BUILD) -j $(JOBS) sm90a_harnesses
+
+# On a machine with an H100/H200: every sm90a kernel run by its harness against the float64
+# reference (docs/sm90a-kernel.md, "Running on a GPU"). Fails without a GPU.
+verify-gpu: cuda
+	@status=0; for spec in $(SPECS); do grep -q '"sm90a"' $$spec || continue; \
+	  $(KGEN) verify $$spec --target sm90a || status=1; done; exit $$status
 
 clean:
 	rm -rf $(BUILD)

@@ -29,7 +29,11 @@ struct KernelPlan {
   Json context;
   // The kernel's operands (tests/mosaic_dialect's OPERANDS.json format), written beside
   // the kernel as <name>.<target>.operands.json; null when the target writes none.
-  Json interface;
+  Json operands;
+  // What a CUDA kernel file promises (entry points, parameters, launch bounds, dynamic
+  // shared memory; docs/audit.md), written into its MANIFEST.json entry for kgen audit to
+  // check against the compiler's view; null for targets the audit does not read.
+  Json interface = nullptr;
   std::vector<ExtraFile> extra_files = {};
 };
 

@@ -5,59 +5,17 @@
 // A folder stands for every .cu and .h file under it, in sorted order.
 //   kgen-format --print-style     the embedded style as clang-format YAML
 // Exit status: 0 success, 1 a file is not formatted (or cannot be read), 2 bad arguments.
-#include <unistd.h>
-
-#include <cstdio>
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cuda_format.h"
+#include "text_files.h"
 
 namespace {
-
-bool read_file(const std::string& path, std::string& text) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  text = buffer.str();
-  return true;
-}
-
-std::string shell_quote(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-// `diff -u FILE <formatted>`, or a plain note when diff cannot run.
-std::string unified_diff(const std::string& path, const std::string& formatted) {
-  char temp[] = "/tmp/kgen-format-XXXXXX";
-  const int fd = ::mkstemp(temp);
-  if (fd < 0) return "(cannot create a temporary file for the diff)\n";
-  const ssize_t written = ::write(fd, formatted.data(), formatted.size());
-  ::close(fd);
-  std::string diff;
-  if (written == static_cast<ssize_t>(formatted.size())) {
-    const std::string command = "diff -u --label " + shell_quote(path) + " --label " +
-                                shell_quote(path + " (formatted)") + " " + shell_quote(path) + " " +
-                                shell_quote(temp);
-    if (FILE* pipe = ::popen(command.c_str(), "r")) {
-      char buffer[4096];
-      std::size_t n;
-      while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) diff.append(buffer, n);
-      ::pclose(pipe);
-    }
-  }
-  ::unlink(temp);
-  return diff.empty() ? "(the file differs from its formatted self)\n" : diff;
-}
 
 int run(const std::vector<std::string>& args) {
   const std::string usage =
@@ -97,17 +55,17 @@ int run(const std::vector<std::string>& args) {
   int status = 0;
   std::size_t drifted = 0;
   for (const std::string& file : files) {
-    std::string text;
-    if (!read_file(file, text)) {
+    const std::optional<std::string> text = kgen::read_text_file(file);
+    if (!text) {
       std::cerr << "kgen-format: cannot read " << file << "\n";
       status = 1;
       continue;
     }
-    const std::string formatted = kgen::format_cuda(text);
+    const std::string formatted = kgen::format_cuda(*text);
     if (!check) {
       std::cout << formatted;
-    } else if (formatted != text) {
-      std::cerr << unified_diff(file, formatted);
+    } else if (formatted != *text) {
+      std::cerr << kgen::unified_diff(file, file, formatted, file + " (formatted)");
       ++drifted;
       status = 1;
     }

@@ -21,6 +21,9 @@
 #ifndef KGEN_VERIFY_BINARY
 #error "the build defines KGEN_VERIFY_BINARY, the kgen-verify executable"
 #endif
+#ifndef KGEN_AUDIT_BINARY
+#error "the build defines KGEN_AUDIT_BINARY, the kgen-audit executable"
+#endif
 #ifndef KGEN_PROJECT_ROOT
 #error "the build defines KGEN_PROJECT_ROOT, where templates/ and specs/ live"
 #endif
@@ -33,7 +36,8 @@ const std::string kUsage =
     "                                                DIR/<name>/ for each spec (default DIR: generated)\n"
     "       kgen plan SPEC --target T                print the block plan of target T as JSON\n"
     "       kgen explain SPEC                        summarize a spec for a reviewer\n"
-    "       kgen verify SPEC --target tpu [...]      check a generated kernel against the reference\n"
+    "       kgen verify SPEC --target T [...]        check a generated kernel against the reference\n"
+    "       kgen audit SPEC... [--generated DIR]     check generated CUDA with Clang (docs/audit.md)\n"
     "common option: --root DIR   the project root (templates/, and what spec paths are relative to)\n";
 
 struct Arguments {
@@ -131,16 +135,18 @@ int run_gen(const Arguments& args) {
   return 0;
 }
 
-// The verifiers link MLIR and the reference; they live in their own binary so that the
-// generator stays small. Its exit status is kgen's.
-[[noreturn]] void run_verifier(char** argv) {
-  argv[1] = const_cast<char*>(KGEN_VERIFY_BINARY);
-  ::execv(KGEN_VERIFY_BINARY, argv + 1);
-  throw std::runtime_error(std::string("cannot run ") + KGEN_VERIFY_BINARY + " (build it with make build)");
+// The verifiers (MLIR, the reference) and the audit (Clang LibTooling) live in their own
+// binaries so that the generator stays small; `kgen verify` and `kgen audit` become them,
+// with the same arguments, and their exit status is kgen's.
+[[noreturn]] void become(const char* binary, char** argv) {
+  argv[1] = const_cast<char*>(binary);
+  ::execv(binary, argv + 1);
+  throw std::runtime_error(std::string("cannot run ") + binary + " (build it with make build)");
 }
 
 int run(int argc, char** argv) {
-  if (argc >= 2 && std::string(argv[1]) == "verify") run_verifier(argv);
+  if (argc >= 2 && std::string(argv[1]) == "verify") become(KGEN_VERIFY_BINARY, argv);
+  if (argc >= 2 && std::string(argv[1]) == "audit") become(KGEN_AUDIT_BINARY, argv);
   const Arguments args = parse_arguments(argc, argv);
   if (args.command == "gen") return run_gen(args);
   const std::string& file = args.specs.front();

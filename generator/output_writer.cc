@@ -2,27 +2,18 @@
 
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 
 #include "json_fields.h"
+#include "text_files.h"
 
 namespace kgen {
 namespace fs = std::filesystem;
 namespace {
-
-bool read_file(const fs::path& path, std::string& content) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream text;
-  text << in.rdbuf();
-  content = text.str();
-  return true;
-}
 
 void write_atomically(const fs::path& path, const std::string& content) {
   fs::create_directories(path.parent_path());
@@ -43,9 +34,9 @@ void write_atomically(const fs::path& path, const std::string& content) {
 // The files one spec folder's MANIFEST.json says kgen wrote there (itself included).
 std::set<std::string> files_in_old_manifest(const fs::path& folder) {
   std::set<std::string> names;
-  std::string text;
-  if (!read_file(folder / "MANIFEST.json", text)) return names;
-  const Json manifest = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const std::optional<std::string> text = read_text_file((folder / "MANIFEST.json").string());
+  if (!text) return names;
+  const Json manifest = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (manifest.is_object() && manifest.contains("files") && manifest["files"].is_object())
     for (const auto& [name, entry] : manifest["files"].items()) names.insert(name);
   return names;
@@ -55,27 +46,6 @@ std::set<std::string> folders_of(const std::vector<GeneratedFile>& files) {
   std::set<std::string> folders;
   for (const GeneratedFile& file : files) folders.insert(fs::path(file.path).parent_path().string());
   return folders;
-}
-
-// `diff -u` of the checked-in file against what kgen would write now.
-std::string unified_diff(const fs::path& checked_in, const std::string& expected) {
-  char pattern[] = "/tmp/kgen-expected-XXXXXX";
-  const int fd = ::mkstemp(pattern);
-  if (fd < 0) return "(cannot create a temporary file for the diff)\n";
-  ::close(fd);
-  { std::ofstream(pattern, std::ios::binary) << expected; }
-  const std::string command = "diff -u --label '" + checked_in.string() + " (checked in)' --label '" +
-                              checked_in.string() + " (regenerated)' '" + checked_in.string() +
-                              "' '" + pattern + "'";
-  std::string diff;
-  if (FILE* pipe = ::popen(command.c_str(), "r")) {
-    char buffer[4096];
-    std::size_t n;
-    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) diff.append(buffer, n);
-    ::pclose(pipe);
-  }
-  std::remove(pattern);
-  return diff;
 }
 
 }  // namespace
@@ -90,8 +60,7 @@ WriteReport write_outputs(const std::string& out_dir, const std::vector<Generate
         report.removed.push_back(folder + "/" + name);
   for (const GeneratedFile& file : files) {
     const fs::path path = fs::path(out_dir) / file.path;
-    std::string existing;
-    if (read_file(path, existing) && existing == file.content) {
+    if (read_text_file(path.string()) == file.content) {
       report.unchanged.push_back(file.path);
       continue;
     }
@@ -108,11 +77,12 @@ std::vector<std::string> find_stale_outputs(const std::string& out_dir,
   for (const GeneratedFile& file : files) {
     produced.insert(file.path);
     const fs::path path = fs::path(out_dir) / file.path;
-    std::string existing;
-    if (!read_file(path, existing))
+    const std::optional<std::string> existing = read_text_file(path.string());
+    if (!existing)
       stale.push_back(path.string() + ": missing\n");
-    else if (existing != file.content)
-      stale.push_back(unified_diff(path, file.content));
+    else if (*existing != file.content)
+      stale.push_back(unified_diff(path.string(), path.string() + " (checked in)", file.content,
+                                   path.string() + " (regenerated)"));
   }
   for (const std::string& folder : folders_of(files)) {
     const fs::path dir = fs::path(out_dir) / folder;

@@ -175,6 +175,8 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
   const int64_t list_count = lists.rows * q_blocks;
   const int64_t consumers = gpu.block_q / 64;
   const Sm90aRegisterSplit registers = sm90a_register_split(consumers);
+  const int64_t threads = 128 * (consumers + 1);  // a producer warpgroup and the consumers
+  const int64_t shared_bytes = gpu_smem_budget(spec, gpu).total();
   const std::string symbol = spec.name + "_sm90a";
 
   // The tile lists, flattened: per list its partial kv blocks, then its full ones.
@@ -239,14 +241,14 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
       {"q_blocks", q_blocks},
       {"kv_blocks", tiles.kv_blocks()},
       {"consumers", consumers},
-      {"threads", 128 * (consumers + 1)},
+      {"threads", threads},
       {"stages", kGpuKvStages},
       {"producer_registers", registers.producer},
       {"consumer_registers", registers.consumer},
       {"plan_rows", lists.rows},
       {"live_tiles", lists.live_tiles_per_batch},
       {"total_tiles", lists.total_tiles_per_batch},
-      {"smem_budget", gpu_smem_budget(spec, gpu).total()},
+      {"smem_budget", shared_bytes},
       {"mask_summary", spec.mask_summary},
       {"mask_strategy", strategy},
       {"extended_mma_shapes", extended},
@@ -320,6 +322,15 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
       {"sinks", spec.sinks},
   };
 
+  // What the kernel file promises, checked by kgen audit against what Clang sees
+  // (docs/audit.md): the template declares exactly this kernel and launches it with
+  // sizeof(SharedStorage), which its static_assert holds to the budget.
+  Json interface = {{"entry_points",
+                     {{{"name", "kgen::" + symbol + "::forward_kernel"},
+                       {"params", {{{"name", "params"}, {"type", "Params const"}, {"grid_constant", true}}}},
+                       {"launch_bounds", {{"max_threads", threads}, {"min_blocks", 1}}},
+                       {"dynamic_smem_bytes", shared_bytes}}}}};
+
   KernelPlan kernel;
   kernel.target = "sm90a";
   kernel.extension = "cu";
@@ -327,6 +338,7 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
   kernel.symbol = symbol;
   kernel.implemented = true;
   kernel.context = std::move(context);
+  kernel.interface = std::move(interface);
   kernel.extra_files.push_back({"sm90a/launcher.h.tmpl", "h", "launcher", std::move(header)});
   return kernel;
 }

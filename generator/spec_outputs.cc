@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cuda_format.h"
 #include "kernel_plans.h"
 
 namespace kgen {
@@ -54,25 +55,28 @@ std::vector<GeneratedFile> render_spec_outputs(const Spec& spec, TemplateEngine&
     // Renders one file of this kernel and returns its manifest entry.
     auto render_file = [&](const std::string& template_path, const Json& context, const std::string& extension,
                            const std::string& role) -> Json& {
-      const std::string body = engine.render(template_path, context);
+      const std::string text = provenance_header(spec, engine.templates_used()) + engine.render(template_path, context);
       const std::string file_name = spec.name + "." + kernel.target + "." + extension;
-      files.push_back({spec.name + "/" + file_name, provenance_header(spec, engine.templates_used()) + body});
+      // Generated CUDA is canonical: clang-format with kgen's own style (docs/audit.md).
+      const bool cuda = extension == "cu" || extension == "h";
+      files.push_back({spec.name + "/" + file_name, cuda ? format_cuda(text) : text});
       Json templates = Json::array();
       for (const std::string& path : engine.templates_used()) templates.push_back("templates/" + path);
       Json& entry = manifest_files[file_name];
       entry = Json{{"target", kernel.target}, {"role", role}, {"symbol", kernel.symbol}, {"templates", templates}};
       return entry;
     };
-    render_file(kernel.template_path, kernel.context, kernel.extension, "kernel")["status"] =
-        kernel.implemented ? "generated" : "placeholder";
+    Json& kernel_entry = render_file(kernel.template_path, kernel.context, kernel.extension, "kernel");
+    kernel_entry["status"] = kernel.implemented ? "generated" : "placeholder";
+    if (!kernel.interface.is_null()) kernel_entry["interface"] = kernel.interface;
     for (const ExtraFile& extra : kernel.extra_files) render_file(extra.template_path, extra.context, extra.extension, extra.role);
-    if (!kernel.interface.is_null()) {
+    if (!kernel.operands.is_null()) {
       // JSON has no comments: its provenance is a field.
-      Json interface = kernel.interface;
-      interface["provenance"] = {{"generated_by", "kgen"}, {"spec", spec.source}, {"regenerate", regenerate_command(spec)}};
-      const std::string interface_name = spec.name + "." + kernel.target + ".operands.json";
-      files.push_back({spec.name + "/" + interface_name, review_json(interface) + "\n"});
-      manifest_files[interface_name] = Json{{"target", kernel.target}, {"role", "operands"}};
+      Json operands = kernel.operands;
+      operands["provenance"] = {{"generated_by", "kgen"}, {"spec", spec.source}, {"regenerate", regenerate_command(spec)}};
+      const std::string operands_name = spec.name + "." + kernel.target + ".operands.json";
+      files.push_back({spec.name + "/" + operands_name, review_json(operands) + "\n"});
+      manifest_files[operands_name] = Json{{"target", kernel.target}, {"role", "operands"}};
     }
   }
   // nlohmann orders object keys alphabetically, so the manifest is deterministic.

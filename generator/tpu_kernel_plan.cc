@@ -146,13 +146,13 @@ const char* numpy_dtype(const std::string& element_type) {
   return "int32";
 }
 
-Json interface_json(const Spec& spec, const SplashPlan& plan, const std::vector<TpuOperand>& operands) {
-  Json interface = {
+Json operands_json(const Spec& spec, const SplashPlan& plan, const std::vector<TpuOperand>& operands) {
+  Json operands_object = {
       {"kernel", spec.name + "_tpu"},
       {"grid", {spec.shape.batch, spec.shape.q_heads, plan.block_mask.q_blocks, plan.width()}},
       {"dimension_semantics", {"parallel", "parallel", "arbitrary", "arbitrary"}},
   };
-  for (const char* list : {"scalar_prefetch", "inputs", "outputs", "scratch"}) interface[list] = Json::array();
+  for (const char* list : {"scalar_prefetch", "inputs", "outputs", "scratch"}) operands_object[list] = Json::array();
   for (const TpuOperand& op : operands) {
     Json entry = {{"name", op.name}, {"shape", op.shape}, {"dtype", numpy_dtype(op.element_type)}};
     if (!op.block.empty()) entry["block"] = op.block;
@@ -161,9 +161,9 @@ Json interface_json(const Spec& spec, const SplashPlan& plan, const std::vector<
                        : op.role == TpuOperand::Role::kInput        ? "inputs"
                        : op.role == TpuOperand::Role::kOutput       ? "outputs"
                                                                     : "scratch";
-    interface[list].push_back(std::move(entry));
+    operands_object[list].push_back(std::move(entry));
   }
-  return interface;
+  return operands_object;
 }
 
 }  // namespace
@@ -331,7 +331,7 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
   };
 
   return KernelPlan{"tpu", "mlir", "tpu/forward.mlir.tmpl", spec.name + "_tpu", true, std::move(context),
-                    interface_json(spec, plan, operands)};
+                    operands_json(spec, plan, operands)};
 }
 
 }  // namespace kgen

@@ -3,9 +3,12 @@
 //
 //   kgen-verify SPEC --target tpu [--generated DIR] [--seed N] [--max-pairs N] [--root DIR]
 //   kgen-verify SPEC --target sm90a --compile-only [--generated DIR] [--root DIR]
+//   kgen-verify SPEC --target sm90a [--seed N] [--root DIR]
 //
-// The tpu kernel runs on the CPU; the sm90a kernel is compiled for sm_90a and its SASS
-// inspected (verify/cuda/compile_check.py): no GPU is needed, none is used.
+// The tpu kernel runs on the CPU. With --compile-only the sm90a kernel is compiled for sm_90a
+// and its SASS inspected (verify/cuda/compile_check.py): no GPU is needed, none is used.
+// Without it, the kernel's GPU harness (built by `make cuda` from generated/ and
+// tests/cuda/specs) runs it on the current GPU against the reference.
 //
 // Exit status: 0 the kernel matches, 1 it does not (or does not compile), 2 bad
 // arguments or spec.
@@ -18,6 +21,8 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "diagnostics.h"
 #include "exit_status.h"
@@ -33,7 +38,8 @@ namespace {
 
 const char kUsage[] =
     "usage: kgen verify SPEC --target tpu [--generated DIR] [--seed N] [--max-pairs N] [--root DIR]\n"
-    "       kgen verify SPEC --target sm90a --compile-only [--generated DIR] [--root DIR]\n";
+    "       kgen verify SPEC --target sm90a --compile-only [--generated DIR] [--root DIR]\n"
+    "       kgen verify SPEC --target sm90a [--seed N] [--root DIR]   (on a GPU, after make cuda)\n";
 
 // Replaces this process with the compile-only check of one sm90a kernel.
 [[noreturn]] void compile_check_sm90a(const std::string& kernel) {
@@ -41,6 +47,20 @@ const char kUsage[] =
                         KGEN_CUTLASS_INCLUDE, "--cuobjdump", KGEN_CUOBJDUMP, nullptr};
   ::execv(KGEN_PYTHON, const_cast<char* const*>(argv));
   throw std::runtime_error(std::string("cannot run ") + KGEN_PYTHON + " (make deps creates it)");
+}
+
+// Replaces this process with the GPU harness of one sm90a kernel, which prints its own
+// report; its exit status (0 pass, 1 fail or no GPU) is kgen verify's.
+[[noreturn]] void run_sm90a_harness(const std::string& spec_path, const Spec& spec, const std::string* seed) {
+  const std::string harness = std::string(KGEN_SM90A_HARNESS_DIR) + "/sm90a_run_" + spec.name;
+  if (!std::filesystem::exists(harness))
+    throw std::runtime_error(harness + " does not exist: make cuda builds the harness of every kernel in "
+                             "generated/ and tests/cuda/specs/");
+  std::vector<const char*> argv = {harness.c_str(), spec_path.c_str()};
+  if (seed) argv.insert(argv.end(), {"--seed", seed->c_str()});
+  argv.push_back(nullptr);
+  ::execv(harness.c_str(), const_cast<char* const*>(argv.data()));
+  throw std::runtime_error("cannot run " + harness);
 }
 
 std::string format(const char* pattern, double value) {
@@ -80,9 +100,10 @@ int run(int argc, char** argv) {
   if (specs.size() != 1) throw SpecError(std::string("kgen verify takes exactly one spec\n") + kUsage);
   if (!options.count("--target")) throw SpecError(std::string("kgen verify needs --target\n") + kUsage);
   const std::string target = options["--target"];
-  if (target != "tpu" && !(target == "sm90a" && compile_only))
-    throw SpecError("--target: found \"" + target + "\"" + (compile_only ? "" : " without --compile-only") +
-                    ", expected tpu, or sm90a with --compile-only (no GPU on this machine)\n" + kUsage);
+  if (target != "tpu" && target != "sm90a")
+    throw SpecError("--target: found \"" + target + "\", expected tpu or sm90a\n" + kUsage);
+  if (compile_only && target != "sm90a")
+    throw SpecError(std::string("--compile-only: only for --target sm90a (a tpu kernel runs on the CPU)\n") + kUsage);
 
   const std::string root = options.count("--root") ? options["--root"] : KGEN_PROJECT_ROOT;
   const Spec spec = load_spec(specs.front(), root);
@@ -90,7 +111,14 @@ int run(int argc, char** argv) {
   if (std::find(targets.begin(), targets.end(), target) == targets.end())
     throw SpecError(specs.front() + ": targets: found no \"" + target + "\", expected the target to verify");
   const std::string generated = options.count("--generated") ? options["--generated"] : "generated";
-  if (target == "sm90a") compile_check_sm90a(generated + "/" + spec.name + "/" + spec.name + ".sm90a.cu");
+  if (target == "sm90a" && compile_only)
+    compile_check_sm90a(generated + "/" + spec.name + "/" + spec.name + ".sm90a.cu");
+  if (target == "sm90a") {
+    if (options.count("--generated") || options.count("--max-pairs"))
+      throw SpecError(std::string("--generated and --max-pairs: not for the GPU harness, which make cuda builds "
+                                  "from generated/ and checks every output\n") + kUsage);
+    run_sm90a_harness(specs.front(), spec, options.count("--seed") ? &options["--seed"] : nullptr);
+  }
   TpuVerifyOptions verify;
   if (options.count("--seed")) verify.seed = static_cast<uint64_t>(parse_count("--seed", options["--seed"]));
   if (options.count("--max-pairs")) verify.max_pairs = static_cast<int>(parse_count("--max-pairs", options["--max-pairs"]));

@@ -53,7 +53,7 @@ struct Arguments {
 
 enum class Status : int {
   kSuccess = 0,
-  kInvalidArgument = 1,   // a null or misaligned pointer, or a stride TMA cannot use
+  kInvalidArgument = 1,    // a null or misaligned pointer, or a stride TMA cannot use
   kUnsupportedDevice = 2,  // the current device is not compute capability 9.0
   kCudaError = 3,          // a CUDA call failed: see cuda_error
 };

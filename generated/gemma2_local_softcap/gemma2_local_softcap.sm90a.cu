@@ -76,7 +76,8 @@ constexpr float kTanhScale = 1.24999997e-03f;
 constexpr float kExp2Scale = 7.21347504e+01f;
 constexpr float kLn2 = 6.93147182e-01f;
 
-static_assert(kQBlocks == (kQLen + kBlockQ - 1) / kBlockQ && kKvBlocks == (kKvLen + kBlockKv - 1) / kBlockKv);
+static_assert(kQBlocks == (kQLen + kBlockQ - 1) / kBlockQ &&
+              kKvBlocks == (kKvLen + kBlockKv - 1) / kBlockKv);
 static_assert(kBlockQ == 64 * kConsumers, "one consumer warpgroup per 64 q rows");
 static_assert(kThreads == 128 * (kConsumers + 1), "one producer warpgroup");
 static_assert(kHeadDimV <= kHeadDim, "O is staged in the consumer's Q tile");
@@ -87,189 +88,137 @@ static_assert(kHeadDimV <= kHeadDim, "O is staged in the consumer's Q tile");
 // mask is evaluated), then the full ones (no mask). Empty tiles are in no list.
 // 2573 tiles in 64 lists.
 __device__ const int32_t kTileBegin[65] = {
-    0, 2, 6, 11, 18, 26, 36, 48, 61, 76, 92, 110, 130, 151, 174, 198,
-    224, 252, 281, 312, 344, 378, 414, 451, 490, 530, 572, 616, 661, 708, 756, 806,
-    858, 911, 965, 1018, 1072, 1126, 1179, 1233, 1286, 1340, 1394, 1447, 1501, 1554, 1608, 1662,
-    1715, 1769, 1822, 1876, 1930, 1983, 2037, 2090, 2144, 2198, 2251, 2305, 2358, 2412, 2466, 2519,
-    2573};
+    0,    2,    6,    11,   18,   26,   36,   48,   61,   76,   92,   110,  130,
+    151,  174,  198,  224,  252,  281,  312,  344,  378,  414,  451,  490,  530,
+    572,  616,  661,  708,  756,  806,  858,  911,  965,  1018, 1072, 1126, 1179,
+    1233, 1286, 1340, 1394, 1447, 1501, 1554, 1608, 1662, 1715, 1769, 1822, 1876,
+    1930, 1983, 2037, 2090, 2144, 2198, 2251, 2305, 2358, 2412, 2466, 2519, 2573};
 __device__ const int32_t kTilePartialCount[64] = {
-    2, 3, 2, 3, 2, 2, 3, 2, 3, 2, 2, 3, 2, 3, 2, 2,
-    3, 2, 3, 2, 2, 3, 2, 3, 2, 2, 3, 2, 3, 2, 2, 3,
-    4, 6, 4, 5, 5, 4, 6, 4, 5, 5, 4, 6, 4, 5, 5, 4,
-    6, 4, 5, 5, 4, 6, 4, 5, 5, 4, 6, 4, 5, 5, 4, 6};
+    2, 3, 2, 3, 2, 2, 3, 2, 3, 2, 2, 3, 2, 3, 2, 2, 3, 2, 3, 2, 2, 3, 2, 3, 2, 2, 3, 2, 3, 2, 2, 3,
+    4, 6, 4, 5, 5, 4, 6, 4, 5, 5, 4, 6, 4, 5, 5, 4, 6, 4, 5, 5, 4, 6, 4, 5, 5, 4, 6, 4, 5, 5, 4, 6};
 __device__ const int32_t kTileKv[2573] = {
-    0, 1, 1, 2, 3, 0, 3, 4, 0, 1, 2, 4, 5, 6, 0, 1,
-    2, 3, 6, 7, 0, 1, 2, 3, 4, 5, 8, 9, 0, 1, 2, 3,
-    4, 5, 6, 7, 9, 10, 11, 0, 1, 2, 3, 4, 5, 6, 7, 8,
-    11, 12, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14,
-    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 14, 15, 0, 1,
-    2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 0, 1,
-    2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17, 18,
-    19, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
-    15, 16, 19, 20, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
-    12, 13, 14, 15, 16, 17, 18, 20, 21, 22, 0, 1, 2, 3, 4, 5,
-    6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 22, 23,
-    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-    16, 17, 18, 19, 20, 21, 24, 25, 0, 1, 2, 3, 4, 5, 6, 7,
-    8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
-    25, 26, 27, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
-    13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 27, 28, 0, 1,
-    2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
-    18, 19, 20, 21, 22, 23, 24, 25, 26, 28, 29, 30, 0, 1, 2, 3,
-    4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
-    20, 21, 22, 23, 24, 25, 26, 27, 30, 31, 0, 1, 2, 3, 4, 5,
-    6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
-    22, 23, 24, 25, 26, 27, 28, 29, 32, 33, 0, 1, 2, 3, 4, 5,
-    6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
-    22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 33, 34, 35, 0, 1, 2,
-    3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
-    19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 35, 36,
-    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-    16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
-    32, 33, 34, 36, 37, 38, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
-    10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
-    26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 38, 39, 0, 1, 2, 3,
-    4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
-    20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35,
-    36, 37, 40, 41, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
-    12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27,
-    28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 41, 42, 43, 0,
-    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
-    17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-    33, 34, 35, 36, 37, 38, 39, 40, 43, 44, 0, 1, 2, 3, 4, 5,
-    6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
-    22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37,
-    38, 39, 40, 41, 42, 44, 45, 46, 0, 1, 2, 3, 4, 5, 6, 7,
-    8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
-    24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39,
-    40, 41, 42, 43, 46, 47, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
-    10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
-    26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41,
-    42, 43, 44, 45, 48, 49, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
-    10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
-    26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41,
-    42, 43, 44, 45, 46, 47, 49, 50, 51, 0, 1, 2, 3, 4, 5, 6,
-    7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
-    23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38,
-    39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 0, 1, 51, 52, 2, 3,
-    4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
-    20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35,
-    36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 1,
-    2, 3, 52, 53, 54, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
-    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
-    47, 48, 49, 50, 51, 3, 4, 54, 55, 5, 6, 7, 8, 9, 10, 11,
-    12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27,
-    28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43,
-    44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 4, 5, 6, 56, 57, 7,
-    8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
-    24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39,
-    40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55,
-    6, 7, 57, 58, 59, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
-    19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34,
-    35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50,
-    51, 52, 53, 54, 55, 56, 8, 9, 59, 60, 10, 11, 12, 13, 14, 15,
-    16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
-    32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
-    48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 9, 10, 11, 60, 61,
-    62, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26,
-    27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
-    43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58,
-    59, 11, 12, 62, 63, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
-    24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39,
-    40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55,
-    56, 57, 58, 59, 60, 61, 12, 13, 14, 64, 65, 15, 16, 17, 18, 19,
-    20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35,
-    36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51,
-    52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 14, 15, 65, 66,
-    67, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
-    47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62,
-    63, 64, 16, 17, 67, 68, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27,
-    28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43,
-    44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59,
-    60, 61, 62, 63, 64, 65, 66, 17, 18, 19, 68, 69, 70, 20, 21, 22,
-    23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38,
-    39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
-    55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 19, 20, 70,
-    71, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35,
-    36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51,
-    52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67,
-    68, 69, 20, 21, 22, 72, 73, 23, 24, 25, 26, 27, 28, 29, 30, 31,
-    32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
-    48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
-    64, 65, 66, 67, 68, 69, 70, 71, 22, 23, 73, 74, 75, 24, 25, 26,
-    27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
-    43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58,
-    59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 24, 25,
-    75, 76, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39,
-    40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55,
-    56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71,
-    72, 73, 74, 25, 26, 27, 76, 77, 78, 28, 29, 30, 31, 32, 33, 34,
-    35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50,
-    51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66,
-    67, 68, 69, 70, 71, 72, 73, 74, 75, 27, 28, 78, 79, 29, 30, 31,
-    32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
-    48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
-    64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 28, 29,
-    30, 80, 81, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43,
-    44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59,
-    60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75,
-    76, 77, 78, 79, 30, 31, 81, 82, 83, 32, 33, 34, 35, 36, 37, 38,
-    39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
-    55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70,
-    71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 32, 33, 83, 84, 34, 35,
-    36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51,
-    52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67,
-    68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 33,
-    34, 35, 84, 85, 86, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
-    47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62,
-    63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78,
-    79, 80, 81, 82, 83, 35, 36, 86, 87, 37, 38, 39, 40, 41, 42, 43,
-    44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59,
-    60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75,
-    76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 36, 37, 38, 88, 89, 39,
-    40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55,
-    56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71,
-    72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87,
-    38, 39, 89, 90, 91, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50,
-    51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66,
-    67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82,
-    83, 84, 85, 86, 87, 88, 40, 41, 91, 92, 42, 43, 44, 45, 46, 47,
-    48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
-    64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79,
-    80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 41, 42, 43, 92, 93,
-    94, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58,
-    59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74,
-    75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90,
-    91, 43, 44, 94, 95, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55,
-    56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71,
-    72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87,
-    88, 89, 90, 91, 92, 93, 44, 45, 46, 96, 97, 47, 48, 49, 50, 51,
-    52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67,
-    68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83,
-    84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 46, 47, 97, 98,
-    99, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62,
-    63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78,
-    79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94,
-    95, 96, 48, 49, 99, 100, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59,
-    60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75,
-    76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91,
-    92, 93, 94, 95, 96, 97, 98, 49, 50, 51, 100, 101, 102, 52, 53, 54,
-    55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70,
-    71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86,
-    87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99};
+    0,  1,  1,  2,  3,  0,  3,  4,  0,   1,  2,  4,  5,  6,  0,  1,   2,   3,   6,  7,  0,  1,  2,
+    3,  4,  5,  8,  9,  0,  1,  2,  3,   4,  5,  6,  7,  9,  10, 11,  0,   1,   2,  3,  4,  5,  6,
+    7,  8,  11, 12, 0,  1,  2,  3,  4,   5,  6,  7,  8,  9,  10, 12,  13,  14,  0,  1,  2,  3,  4,
+    5,  6,  7,  8,  9,  10, 11, 14, 15,  0,  1,  2,  3,  4,  5,  6,   7,   8,   9,  10, 11, 12, 13,
+    16, 17, 0,  1,  2,  3,  4,  5,  6,   7,  8,  9,  10, 11, 12, 13,  14,  15,  17, 18, 19, 0,  1,
+    2,  3,  4,  5,  6,  7,  8,  9,  10,  11, 12, 13, 14, 15, 16, 19,  20,  0,   1,  2,  3,  4,  5,
+    6,  7,  8,  9,  10, 11, 12, 13, 14,  15, 16, 17, 18, 20, 21, 22,  0,   1,   2,  3,  4,  5,  6,
+    7,  8,  9,  10, 11, 12, 13, 14, 15,  16, 17, 18, 19, 22, 23, 0,   1,   2,   3,  4,  5,  6,  7,
+    8,  9,  10, 11, 12, 13, 14, 15, 16,  17, 18, 19, 20, 21, 24, 25,  0,   1,   2,  3,  4,  5,  6,
+    7,  8,  9,  10, 11, 12, 13, 14, 15,  16, 17, 18, 19, 20, 21, 22,  23,  25,  26, 27, 0,  1,  2,
+    3,  4,  5,  6,  7,  8,  9,  10, 11,  12, 13, 14, 15, 16, 17, 18,  19,  20,  21, 22, 23, 24, 27,
+    28, 0,  1,  2,  3,  4,  5,  6,  7,   8,  9,  10, 11, 12, 13, 14,  15,  16,  17, 18, 19, 20, 21,
+    22, 23, 24, 25, 26, 28, 29, 30, 0,   1,  2,  3,  4,  5,  6,  7,   8,   9,   10, 11, 12, 13, 14,
+    15, 16, 17, 18, 19, 20, 21, 22, 23,  24, 25, 26, 27, 30, 31, 0,   1,   2,   3,  4,  5,  6,  7,
+    8,  9,  10, 11, 12, 13, 14, 15, 16,  17, 18, 19, 20, 21, 22, 23,  24,  25,  26, 27, 28, 29, 32,
+    33, 0,  1,  2,  3,  4,  5,  6,  7,   8,  9,  10, 11, 12, 13, 14,  15,  16,  17, 18, 19, 20, 21,
+    22, 23, 24, 25, 26, 27, 28, 29, 30,  31, 33, 34, 35, 0,  1,  2,   3,   4,   5,  6,  7,  8,  9,
+    10, 11, 12, 13, 14, 15, 16, 17, 18,  19, 20, 21, 22, 23, 24, 25,  26,  27,  28, 29, 30, 31, 32,
+    35, 36, 0,  1,  2,  3,  4,  5,  6,   7,  8,  9,  10, 11, 12, 13,  14,  15,  16, 17, 18, 19, 20,
+    21, 22, 23, 24, 25, 26, 27, 28, 29,  30, 31, 32, 33, 34, 36, 37,  38,  0,   1,  2,  3,  4,  5,
+    6,  7,  8,  9,  10, 11, 12, 13, 14,  15, 16, 17, 18, 19, 20, 21,  22,  23,  24, 25, 26, 27, 28,
+    29, 30, 31, 32, 33, 34, 35, 38, 39,  0,  1,  2,  3,  4,  5,  6,   7,   8,   9,  10, 11, 12, 13,
+    14, 15, 16, 17, 18, 19, 20, 21, 22,  23, 24, 25, 26, 27, 28, 29,  30,  31,  32, 33, 34, 35, 36,
+    37, 40, 41, 0,  1,  2,  3,  4,  5,   6,  7,  8,  9,  10, 11, 12,  13,  14,  15, 16, 17, 18, 19,
+    20, 21, 22, 23, 24, 25, 26, 27, 28,  29, 30, 31, 32, 33, 34, 35,  36,  37,  38, 39, 41, 42, 43,
+    0,  1,  2,  3,  4,  5,  6,  7,  8,   9,  10, 11, 12, 13, 14, 15,  16,  17,  18, 19, 20, 21, 22,
+    23, 24, 25, 26, 27, 28, 29, 30, 31,  32, 33, 34, 35, 36, 37, 38,  39,  40,  43, 44, 0,  1,  2,
+    3,  4,  5,  6,  7,  8,  9,  10, 11,  12, 13, 14, 15, 16, 17, 18,  19,  20,  21, 22, 23, 24, 25,
+    26, 27, 28, 29, 30, 31, 32, 33, 34,  35, 36, 37, 38, 39, 40, 41,  42,  44,  45, 46, 0,  1,  2,
+    3,  4,  5,  6,  7,  8,  9,  10, 11,  12, 13, 14, 15, 16, 17, 18,  19,  20,  21, 22, 23, 24, 25,
+    26, 27, 28, 29, 30, 31, 32, 33, 34,  35, 36, 37, 38, 39, 40, 41,  42,  43,  46, 47, 0,  1,  2,
+    3,  4,  5,  6,  7,  8,  9,  10, 11,  12, 13, 14, 15, 16, 17, 18,  19,  20,  21, 22, 23, 24, 25,
+    26, 27, 28, 29, 30, 31, 32, 33, 34,  35, 36, 37, 38, 39, 40, 41,  42,  43,  44, 45, 48, 49, 0,
+    1,  2,  3,  4,  5,  6,  7,  8,  9,   10, 11, 12, 13, 14, 15, 16,  17,  18,  19, 20, 21, 22, 23,
+    24, 25, 26, 27, 28, 29, 30, 31, 32,  33, 34, 35, 36, 37, 38, 39,  40,  41,  42, 43, 44, 45, 46,
+    47, 49, 50, 51, 0,  1,  2,  3,  4,   5,  6,  7,  8,  9,  10, 11,  12,  13,  14, 15, 16, 17, 18,
+    19, 20, 21, 22, 23, 24, 25, 26, 27,  28, 29, 30, 31, 32, 33, 34,  35,  36,  37, 38, 39, 40, 41,
+    42, 43, 44, 45, 46, 47, 48, 0,  1,   51, 52, 2,  3,  4,  5,  6,   7,   8,   9,  10, 11, 12, 13,
+    14, 15, 16, 17, 18, 19, 20, 21, 22,  23, 24, 25, 26, 27, 28, 29,  30,  31,  32, 33, 34, 35, 36,
+    37, 38, 39, 40, 41, 42, 43, 44, 45,  46, 47, 48, 49, 50, 1,  2,   3,   52,  53, 54, 4,  5,  6,
+    7,  8,  9,  10, 11, 12, 13, 14, 15,  16, 17, 18, 19, 20, 21, 22,  23,  24,  25, 26, 27, 28, 29,
+    30, 31, 32, 33, 34, 35, 36, 37, 38,  39, 40, 41, 42, 43, 44, 45,  46,  47,  48, 49, 50, 51, 3,
+    4,  54, 55, 5,  6,  7,  8,  9,  10,  11, 12, 13, 14, 15, 16, 17,  18,  19,  20, 21, 22, 23, 24,
+    25, 26, 27, 28, 29, 30, 31, 32, 33,  34, 35, 36, 37, 38, 39, 40,  41,  42,  43, 44, 45, 46, 47,
+    48, 49, 50, 51, 52, 53, 4,  5,  6,   56, 57, 7,  8,  9,  10, 11,  12,  13,  14, 15, 16, 17, 18,
+    19, 20, 21, 22, 23, 24, 25, 26, 27,  28, 29, 30, 31, 32, 33, 34,  35,  36,  37, 38, 39, 40, 41,
+    42, 43, 44, 45, 46, 47, 48, 49, 50,  51, 52, 53, 54, 55, 6,  7,   57,  58,  59, 8,  9,  10, 11,
+    12, 13, 14, 15, 16, 17, 18, 19, 20,  21, 22, 23, 24, 25, 26, 27,  28,  29,  30, 31, 32, 33, 34,
+    35, 36, 37, 38, 39, 40, 41, 42, 43,  44, 45, 46, 47, 48, 49, 50,  51,  52,  53, 54, 55, 56, 8,
+    9,  59, 60, 10, 11, 12, 13, 14, 15,  16, 17, 18, 19, 20, 21, 22,  23,  24,  25, 26, 27, 28, 29,
+    30, 31, 32, 33, 34, 35, 36, 37, 38,  39, 40, 41, 42, 43, 44, 45,  46,  47,  48, 49, 50, 51, 52,
+    53, 54, 55, 56, 57, 58, 9,  10, 11,  60, 61, 62, 12, 13, 14, 15,  16,  17,  18, 19, 20, 21, 22,
+    23, 24, 25, 26, 27, 28, 29, 30, 31,  32, 33, 34, 35, 36, 37, 38,  39,  40,  41, 42, 43, 44, 45,
+    46, 47, 48, 49, 50, 51, 52, 53, 54,  55, 56, 57, 58, 59, 11, 12,  62,  63,  13, 14, 15, 16, 17,
+    18, 19, 20, 21, 22, 23, 24, 25, 26,  27, 28, 29, 30, 31, 32, 33,  34,  35,  36, 37, 38, 39, 40,
+    41, 42, 43, 44, 45, 46, 47, 48, 49,  50, 51, 52, 53, 54, 55, 56,  57,  58,  59, 60, 61, 12, 13,
+    14, 64, 65, 15, 16, 17, 18, 19, 20,  21, 22, 23, 24, 25, 26, 27,  28,  29,  30, 31, 32, 33, 34,
+    35, 36, 37, 38, 39, 40, 41, 42, 43,  44, 45, 46, 47, 48, 49, 50,  51,  52,  53, 54, 55, 56, 57,
+    58, 59, 60, 61, 62, 63, 14, 15, 65,  66, 67, 16, 17, 18, 19, 20,  21,  22,  23, 24, 25, 26, 27,
+    28, 29, 30, 31, 32, 33, 34, 35, 36,  37, 38, 39, 40, 41, 42, 43,  44,  45,  46, 47, 48, 49, 50,
+    51, 52, 53, 54, 55, 56, 57, 58, 59,  60, 61, 62, 63, 64, 16, 17,  67,  68,  18, 19, 20, 21, 22,
+    23, 24, 25, 26, 27, 28, 29, 30, 31,  32, 33, 34, 35, 36, 37, 38,  39,  40,  41, 42, 43, 44, 45,
+    46, 47, 48, 49, 50, 51, 52, 53, 54,  55, 56, 57, 58, 59, 60, 61,  62,  63,  64, 65, 66, 17, 18,
+    19, 68, 69, 70, 20, 21, 22, 23, 24,  25, 26, 27, 28, 29, 30, 31,  32,  33,  34, 35, 36, 37, 38,
+    39, 40, 41, 42, 43, 44, 45, 46, 47,  48, 49, 50, 51, 52, 53, 54,  55,  56,  57, 58, 59, 60, 61,
+    62, 63, 64, 65, 66, 67, 19, 20, 70,  71, 21, 22, 23, 24, 25, 26,  27,  28,  29, 30, 31, 32, 33,
+    34, 35, 36, 37, 38, 39, 40, 41, 42,  43, 44, 45, 46, 47, 48, 49,  50,  51,  52, 53, 54, 55, 56,
+    57, 58, 59, 60, 61, 62, 63, 64, 65,  66, 67, 68, 69, 20, 21, 22,  72,  73,  23, 24, 25, 26, 27,
+    28, 29, 30, 31, 32, 33, 34, 35, 36,  37, 38, 39, 40, 41, 42, 43,  44,  45,  46, 47, 48, 49, 50,
+    51, 52, 53, 54, 55, 56, 57, 58, 59,  60, 61, 62, 63, 64, 65, 66,  67,  68,  69, 70, 71, 22, 23,
+    73, 74, 75, 24, 25, 26, 27, 28, 29,  30, 31, 32, 33, 34, 35, 36,  37,  38,  39, 40, 41, 42, 43,
+    44, 45, 46, 47, 48, 49, 50, 51, 52,  53, 54, 55, 56, 57, 58, 59,  60,  61,  62, 63, 64, 65, 66,
+    67, 68, 69, 70, 71, 72, 24, 25, 75,  76, 26, 27, 28, 29, 30, 31,  32,  33,  34, 35, 36, 37, 38,
+    39, 40, 41, 42, 43, 44, 45, 46, 47,  48, 49, 50, 51, 52, 53, 54,  55,  56,  57, 58, 59, 60, 61,
+    62, 63, 64, 65, 66, 67, 68, 69, 70,  71, 72, 73, 74, 25, 26, 27,  76,  77,  78, 28, 29, 30, 31,
+    32, 33, 34, 35, 36, 37, 38, 39, 40,  41, 42, 43, 44, 45, 46, 47,  48,  49,  50, 51, 52, 53, 54,
+    55, 56, 57, 58, 59, 60, 61, 62, 63,  64, 65, 66, 67, 68, 69, 70,  71,  72,  73, 74, 75, 27, 28,
+    78, 79, 29, 30, 31, 32, 33, 34, 35,  36, 37, 38, 39, 40, 41, 42,  43,  44,  45, 46, 47, 48, 49,
+    50, 51, 52, 53, 54, 55, 56, 57, 58,  59, 60, 61, 62, 63, 64, 65,  66,  67,  68, 69, 70, 71, 72,
+    73, 74, 75, 76, 77, 28, 29, 30, 80,  81, 31, 32, 33, 34, 35, 36,  37,  38,  39, 40, 41, 42, 43,
+    44, 45, 46, 47, 48, 49, 50, 51, 52,  53, 54, 55, 56, 57, 58, 59,  60,  61,  62, 63, 64, 65, 66,
+    67, 68, 69, 70, 71, 72, 73, 74, 75,  76, 77, 78, 79, 30, 31, 81,  82,  83,  32, 33, 34, 35, 36,
+    37, 38, 39, 40, 41, 42, 43, 44, 45,  46, 47, 48, 49, 50, 51, 52,  53,  54,  55, 56, 57, 58, 59,
+    60, 61, 62, 63, 64, 65, 66, 67, 68,  69, 70, 71, 72, 73, 74, 75,  76,  77,  78, 79, 80, 32, 33,
+    83, 84, 34, 35, 36, 37, 38, 39, 40,  41, 42, 43, 44, 45, 46, 47,  48,  49,  50, 51, 52, 53, 54,
+    55, 56, 57, 58, 59, 60, 61, 62, 63,  64, 65, 66, 67, 68, 69, 70,  71,  72,  73, 74, 75, 76, 77,
+    78, 79, 80, 81, 82, 33, 34, 35, 84,  85, 86, 36, 37, 38, 39, 40,  41,  42,  43, 44, 45, 46, 47,
+    48, 49, 50, 51, 52, 53, 54, 55, 56,  57, 58, 59, 60, 61, 62, 63,  64,  65,  66, 67, 68, 69, 70,
+    71, 72, 73, 74, 75, 76, 77, 78, 79,  80, 81, 82, 83, 35, 36, 86,  87,  37,  38, 39, 40, 41, 42,
+    43, 44, 45, 46, 47, 48, 49, 50, 51,  52, 53, 54, 55, 56, 57, 58,  59,  60,  61, 62, 63, 64, 65,
+    66, 67, 68, 69, 70, 71, 72, 73, 74,  75, 76, 77, 78, 79, 80, 81,  82,  83,  84, 85, 36, 37, 38,
+    88, 89, 39, 40, 41, 42, 43, 44, 45,  46, 47, 48, 49, 50, 51, 52,  53,  54,  55, 56, 57, 58, 59,
+    60, 61, 62, 63, 64, 65, 66, 67, 68,  69, 70, 71, 72, 73, 74, 75,  76,  77,  78, 79, 80, 81, 82,
+    83, 84, 85, 86, 87, 38, 39, 89, 90,  91, 40, 41, 42, 43, 44, 45,  46,  47,  48, 49, 50, 51, 52,
+    53, 54, 55, 56, 57, 58, 59, 60, 61,  62, 63, 64, 65, 66, 67, 68,  69,  70,  71, 72, 73, 74, 75,
+    76, 77, 78, 79, 80, 81, 82, 83, 84,  85, 86, 87, 88, 40, 41, 91,  92,  42,  43, 44, 45, 46, 47,
+    48, 49, 50, 51, 52, 53, 54, 55, 56,  57, 58, 59, 60, 61, 62, 63,  64,  65,  66, 67, 68, 69, 70,
+    71, 72, 73, 74, 75, 76, 77, 78, 79,  80, 81, 82, 83, 84, 85, 86,  87,  88,  89, 90, 41, 42, 43,
+    92, 93, 94, 44, 45, 46, 47, 48, 49,  50, 51, 52, 53, 54, 55, 56,  57,  58,  59, 60, 61, 62, 63,
+    64, 65, 66, 67, 68, 69, 70, 71, 72,  73, 74, 75, 76, 77, 78, 79,  80,  81,  82, 83, 84, 85, 86,
+    87, 88, 89, 90, 91, 43, 44, 94, 95,  45, 46, 47, 48, 49, 50, 51,  52,  53,  54, 55, 56, 57, 58,
+    59, 60, 61, 62, 63, 64, 65, 66, 67,  68, 69, 70, 71, 72, 73, 74,  75,  76,  77, 78, 79, 80, 81,
+    82, 83, 84, 85, 86, 87, 88, 89, 90,  91, 92, 93, 44, 45, 46, 96,  97,  47,  48, 49, 50, 51, 52,
+    53, 54, 55, 56, 57, 58, 59, 60, 61,  62, 63, 64, 65, 66, 67, 68,  69,  70,  71, 72, 73, 74, 75,
+    76, 77, 78, 79, 80, 81, 82, 83, 84,  85, 86, 87, 88, 89, 90, 91,  92,  93,  94, 95, 46, 47, 97,
+    98, 99, 48, 49, 50, 51, 52, 53, 54,  55, 56, 57, 58, 59, 60, 61,  62,  63,  64, 65, 66, 67, 68,
+    69, 70, 71, 72, 73, 74, 75, 76, 77,  78, 79, 80, 81, 82, 83, 84,  85,  86,  87, 88, 89, 90, 91,
+    92, 93, 94, 95, 96, 48, 49, 99, 100, 50, 51, 52, 53, 54, 55, 56,  57,  58,  59, 60, 61, 62, 63,
+    64, 65, 66, 67, 68, 69, 70, 71, 72,  73, 74, 75, 76, 77, 78, 79,  80,  81,  82, 83, 84, 85, 86,
+    87, 88, 89, 90, 91, 92, 93, 94, 95,  96, 97, 98, 49, 50, 51, 100, 101, 102, 52, 53, 54, 55, 56,
+    57, 58, 59, 60, 61, 62, 63, 64, 65,  66, 67, 68, 69, 70, 71, 72,  73,  74,  75, 76, 77, 78, 79,
+    80, 81, 82, 83, 84, 85, 86, 87, 88,  89, 90, 91, 92, 93, 94, 95,  96,  97,  98, 99};
 // Launch order of the q blocks (grid y): most live tiles first, so the longest CTAs start early.
 __device__ const int32_t kQBlockOrder[64] = {
-    33, 35, 36, 38, 40, 41, 43, 45, 46, 48, 50, 51, 53, 55, 56, 58,
-    60, 61, 63, 32, 34, 37, 39, 42, 44, 47, 49, 52, 54, 57, 59, 62,
-    31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16,
-    15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0};
+    33, 35, 36, 38, 40, 41, 43, 45, 46, 48, 50, 51, 53, 55, 56, 58, 60, 61, 63, 32, 34, 37,
+    39, 42, 44, 47, 49, 52, 54, 57, 59, 62, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20,
+    19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9,  8,  7,  6,  5,  4,  3,  2,  1,  0};
 
 // ---- Shared memory layouts (128-byte swizzle, as wgmma and TMA expect them)
 // Q: one (64, head_dim) K-major tile per consumer warpgroup, stacked on mode 2.
-using SmemLayoutQTile = decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{},
-                                               Shape<_64, Int<kHeadDim>>{}));
+using SmemLayoutQTile =
+    decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{}, Shape<_64, Int<kHeadDim>>{}));
 using SmemLayoutQ = decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{},
                                            Shape<_64, Int<kHeadDim>, Int<kConsumers>>{}));
 // K: (block_kv, head_dim) K-major, one tile per stage.
@@ -283,8 +232,8 @@ using SmemLayoutVTile = decltype(tile_to_shape(GMMA::Layout_MN_SW128_Atom<Elemen
 using SmemLayoutV = decltype(tile_to_shape(GMMA::Layout_MN_SW128_Atom<Element>{},
                                            Shape<Int<kHeadDimV>, Int<kBlockKv>, Int<kStages>>{}));
 // O: one consumer's (64, head_dim_v) tile, written over that consumer's Q tile.
-using SmemLayoutO = decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{},
-                                           Shape<_64, Int<kHeadDimV>>{}));
+using SmemLayoutO =
+    decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{}, Shape<_64, Int<kHeadDimV>>{}));
 constexpr int kQTileElements = 64 * kHeadDim;
 static_assert(cosize_v<SmemLayoutO> <= kQTileElements, "O fits in the consumer's Q tile");
 
@@ -319,10 +268,10 @@ using TmaK = decltype(make_tma_copy(
     SM90_TMA_LOAD{},
     make_tensor(make_gmem_ptr(static_cast<Element const*>(nullptr)), GmemShape{}, RowMajorStride{}),
     SmemLayoutKTile{}));
-using TmaV = decltype(make_tma_copy(
-    SM90_TMA_LOAD{},
-    make_tensor(make_gmem_ptr(static_cast<Element const*>(nullptr)), GmemShape{}, ColumnMajorStride{}),
-    SmemLayoutVTile{}));
+using TmaV = decltype(make_tma_copy(SM90_TMA_LOAD{},
+                                    make_tensor(make_gmem_ptr(static_cast<Element const*>(nullptr)),
+                                                GmemShape{}, ColumnMajorStride{}),
+                                    SmemLayoutVTile{}));
 using TmaO = decltype(make_tma_copy(
     SM90_TMA_STORE{},
     make_tensor(make_gmem_ptr(static_cast<Element*>(nullptr)), GmemShape{}, RowMajorStride{}),
@@ -341,8 +290,10 @@ struct Params {
 #if defined(__CUDA_ARCH__)
 
 // ---- The two wgmma shapes: S = Q K^T (both from shared memory), O += P V (P in registers)
-using MmaQK = decltype(make_tiled_mma(SM90_64x80x16_F32BF16BF16_SS<GMMA::Major::K, GMMA::Major::K>{}));
-using MmaPV = decltype(make_tiled_mma(SM90_64x256x16_F32BF16BF16_RS<GMMA::Major::K, GMMA::Major::MN>{}));
+using MmaQK =
+    decltype(make_tiled_mma(SM90_64x80x16_F32BF16BF16_SS<GMMA::Major::K, GMMA::Major::K>{}));
+using MmaPV =
+    decltype(make_tiled_mma(SM90_64x256x16_F32BF16BF16_RS<GMMA::Major::K, GMMA::Major::MN>{}));
 
 // ---- The accumulator fragment of a 64 x N wgmma, as this kernel indexes it: thread t of the
 // warpgroup holds rows 16 * (t / 32) + (t % 32) / 4 + 8 * r for r in {0, 1} and columns
@@ -380,8 +331,8 @@ static_assert(p_operand_matches(), "P operand layout");
 
 // P as the register A operand of O += P V: the S fragment reinterpreted per 16-column k block,
 // ((column pair, row half, 8-column half), 1, k block). Same element order as S.
-using LayoutP = Layout<Shape<Shape<_2, _2, _2>, _1, Int<kBlockKv / 16>>,
-                       Stride<Stride<_1, _2, _4>, _0, _8>>;
+using LayoutP =
+    Layout<Shape<Shape<_2, _2, _2>, _1, Int<kBlockKv / 16>>, Stride<Stride<_1, _2, _4>, _0, _8>>;
 
 // One wgmma tile product: all k blocks of a and b into c, c zeroed first when asked.
 template <class Mma, class A, class B, class C>
@@ -413,13 +364,12 @@ CUTE_DEVICE float quad_sum(float x) {
 
 // ---- The mask of partial tiles
 // allowed(i, j) of SPEC.md §2 for query row i and key j, and j < kv_len for the ragged last kv block.
-CUTE_DEVICE bool mask_allows(int i, int j) {
-  return (j >= i - 4095 && j <= i) && j < kKvLen;
-}
+CUTE_DEVICE bool mask_allows(int i, int j) { return (j >= i - 4095 && j <= i) && j < kKvLen; }
 
 // Partial tiles only: masked scores become -inf.
 template <class Fragment>
-CUTE_DEVICE void apply_tile_mask(Fragment& s, int tile, int tile_row_base, int row_base, int col_first) {
+CUTE_DEVICE void apply_tile_mask(Fragment& s, int tile, int tile_row_base, int row_base,
+                                 int col_first) {
   (void)tile;
   (void)tile_row_base;
   CUTE_UNROLL
@@ -446,20 +396,26 @@ CUTE_DEVICE void produce(Params const& params, SharedStorage& smem, int batch, i
   Tensor mV = params.tma_v.get_tma_tensor(make_shape(kHeadDimV, kKvLen, kKvHeads, kBatch));
   // (64, head_dim, q tile of 64 rows), (block_kv, head_dim, kv block), (head_dim_v, block_kv, kv block)
   Tensor gQ = local_tile(mQ(_, _, head, batch), Shape<_64, Int<kHeadDim>>{}, make_coord(_, _0{}));
-  Tensor gK = local_tile(mK(_, _, kv_head, batch), Shape<Int<kBlockKv>, Int<kHeadDim>>{}, make_coord(_, _0{}));
-  Tensor gV = local_tile(mV(_, _, kv_head, batch), Shape<Int<kHeadDimV>, Int<kBlockKv>>{}, make_coord(_0{}, _));
+  Tensor gK = local_tile(mK(_, _, kv_head, batch), Shape<Int<kBlockKv>, Int<kHeadDim>>{},
+                         make_coord(_, _0{}));
+  Tensor gV = local_tile(mV(_, _, kv_head, batch), Shape<Int<kHeadDimV>, Int<kBlockKv>>{},
+                         make_coord(_0{}, _));
   Tensor sQ = make_tensor(make_smem_ptr(smem.q.data()), SmemLayoutQ{});
   Tensor sK = make_tensor(make_smem_ptr(smem.k.data()), SmemLayoutK{});
   Tensor sV = make_tensor(make_smem_ptr(smem.v.data()), SmemLayoutV{});
-  auto [tQgQ, tQsQ] = tma_partition(params.tma_q, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sQ), group_modes<0, 2>(gQ));
-  auto [tKgK, tKsK] = tma_partition(params.tma_k, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sK), group_modes<0, 2>(gK));
-  auto [tVgV, tVsV] = tma_partition(params.tma_v, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sV), group_modes<0, 2>(gV));
+  auto [tQgQ, tQsQ] = tma_partition(params.tma_q, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sQ),
+                                    group_modes<0, 2>(gQ));
+  auto [tKgK, tKsK] = tma_partition(params.tma_k, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sK),
+                                    group_modes<0, 2>(gK));
+  auto [tVgV, tVsV] = tma_partition(params.tma_v, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sV),
+                                    group_modes<0, 2>(gV));
 
   using Barrier = cutlass::arch::ClusterTransactionBarrier;
   Barrier::arrive_and_expect_tx(&smem.q_full, kQBytes);
   CUTE_UNROLL
   for (int consumer = 0; consumer < kConsumers; ++consumer)
-    copy(params.tma_q.with(smem.q_full), tQgQ(_, q_block * kConsumers + consumer), tQsQ(_, consumer));
+    copy(params.tma_q.with(smem.q_full), tQgQ(_, q_block * kConsumers + consumer),
+         tQsQ(_, consumer));
 
   CUTE_NO_UNROLL
   for (int t = 0; t < tile_count; ++t) {
@@ -491,8 +447,8 @@ CUTE_DEVICE void consume(Params const& params, SharedStorage& smem, int consumer
   MmaPV mma_pv;
   ThrMMA thr_qk = mma_qk.get_thread_slice(thread);
   ThrMMA thr_pv = mma_pv.get_thread_slice(thread);
-  Tensor sQ = make_tensor(make_smem_ptr(smem.q.data() + consumer * kQTileElements),
-                          SmemLayoutQTile{});
+  Tensor sQ =
+      make_tensor(make_smem_ptr(smem.q.data() + consumer * kQTileElements), SmemLayoutQTile{});
   Tensor sK = make_tensor(make_smem_ptr(smem.k.data()), SmemLayoutK{});
   Tensor sV = make_tensor(make_smem_ptr(smem.v.data()), SmemLayoutV{});
   Tensor tSrQ = thr_qk.make_fragment_A(thr_qk.partition_A(sQ));  // (mma, 1, head_dim / 16)
@@ -516,7 +472,8 @@ CUTE_DEVICE void consume(Params const& params, SharedStorage& smem, int consumer
     CUTE_UNROLL
     for (int e = 0; e < size(acc_s); ++e) acc_s(e) = cutlass::fast_tanh(acc_s(e) * kTanhScale);
     const int col_first = kv_block * kBlockKv + col_base;
-    if (t < partial_count) apply_tile_mask(acc_s, tile_begin + t, tile_row_base, row_base, col_first);
+    if (t < partial_count)
+      apply_tile_mask(acc_s, tile_begin + t, tile_row_base, row_base, col_first);
     CUTE_UNROLL
     for (int r = 0; r < 2; ++r) {
       float tile_max = row_max[r];
@@ -634,7 +591,8 @@ CUTE_DEVICE void consume(Params const& params, SharedStorage& smem, int consumer
     // One thread of each quad writes the row's lse; -inf when nothing was kept.
     const int i = row_base + 8 * r;
     if (lane % 4 == 0 && i < kQLen)
-      params.lse[(int64_t(batch) * kQHeads + head) * kQLen + i] = sum > 0.f ? (max_log2 + log2f(sum)) * kLn2 : -INFINITY;
+      params.lse[(int64_t(batch) * kQHeads + head) * kQLen + i] =
+          sum > 0.f ? (max_log2 + log2f(sum)) * kLn2 : -INFINITY;
   }
   CUTE_UNROLL
   for (int n = 0; n < kHeadDimV / 8; ++n) {
@@ -659,8 +617,10 @@ CUTE_DEVICE void consume(Params const& params, SharedStorage& smem, int consumer
   cutlass::arch::NamedBarrier::sync(128, consumer);
   if (warp == 0 && cute::elect_one_sync()) {
     Tensor mO = params.tma_o.get_tma_tensor(make_shape(kQLen, kHeadDimV, kQHeads, kBatch));
-    Tensor gO = local_tile(mO(_, _, head, batch), Shape<_64, Int<kHeadDimV>>{}, make_coord(_, _0{}));
-    auto [tOgO, tOsO] = tma_partition(params.tma_o, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sO), group_modes<0, 2>(gO));
+    Tensor gO =
+        local_tile(mO(_, _, head, batch), Shape<_64, Int<kHeadDimV>>{}, make_coord(_, _0{}));
+    auto [tOgO, tOsO] = tma_partition(params.tma_o, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sO),
+                                      group_modes<0, 2>(gO));
     copy(params.tma_o, tOsO, tOgO(_, q_block * kConsumers + consumer));
     tma_store_arrive();
     tma_store_wait<0>();  // the shared-memory source must outlive the store
@@ -669,7 +629,8 @@ CUTE_DEVICE void consume(Params const& params, SharedStorage& smem, int consumer
 
 #endif  // defined(__CUDA_ARCH__)
 
-__global__ void __launch_bounds__(kThreads, 1) forward_kernel(CUTE_GRID_CONSTANT Params const params) {
+__global__ void __launch_bounds__(kThreads, 1)
+    forward_kernel(CUTE_GRID_CONSTANT Params const params) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(1024) uint8_t shared_memory[];
   SharedStorage& smem = *reinterpret_cast<SharedStorage*>(shared_memory);
@@ -709,7 +670,8 @@ __global__ void __launch_bounds__(kThreads, 1) forward_kernel(CUTE_GRID_CONSTANT
       produce(params, smem, batch, head, q_block, tile_begin, tile_count);
   } else {
     cutlass::arch::warpgroup_reg_alloc<kConsumerRegisters>();
-    consume(params, smem, warp_group - 1, batch, head, q_block, tile_begin, tile_count, partial_count);
+    consume(params, smem, warp_group - 1, batch, head, q_block, tile_begin, tile_count,
+            partial_count);
   }
 #endif
 }
@@ -741,44 +703,65 @@ Result failure(Status status, const char* message, cudaError_t error = cudaSucce
 Result launch(const Arguments& args, cudaStream_t stream) {
   if (!args.q || !args.k || !args.v || !args.out)
     return failure(Status::kInvalidArgument, "q, k, v and out must be device pointers, not null");
-  if (!aligned(args.q, 16) || !aligned(args.k, 16) || !aligned(args.v, 16) || !aligned(args.out, 16))
+  if (!aligned(args.q, 16) || !aligned(args.k, 16) || !aligned(args.v, 16) ||
+      !aligned(args.out, 16))
     return failure(Status::kInvalidArgument, "q, k, v and out must be 16-byte aligned (TMA)");
   if (!valid_tma_strides(args.q_strides))
-    return failure(Status::kInvalidArgument, "q_strides: every stride must be a positive multiple of 8 elements (16 bytes)");
+    return failure(Status::kInvalidArgument,
+                   "q_strides: every stride must be a positive multiple of 8 elements (16 bytes)");
   if (!valid_tma_strides(args.k_strides))
-    return failure(Status::kInvalidArgument, "k_strides: every stride must be a positive multiple of 8 elements (16 bytes)");
+    return failure(Status::kInvalidArgument,
+                   "k_strides: every stride must be a positive multiple of 8 elements (16 bytes)");
   if (!valid_tma_strides(args.v_strides))
-    return failure(Status::kInvalidArgument, "v_strides: every stride must be a positive multiple of 8 elements (16 bytes)");
+    return failure(Status::kInvalidArgument,
+                   "v_strides: every stride must be a positive multiple of 8 elements (16 bytes)");
   if (!valid_tma_strides(args.out_strides))
-    return failure(Status::kInvalidArgument, "out_strides: every stride must be a positive multiple of 8 elements (16 bytes)");
+    return failure(
+        Status::kInvalidArgument,
+        "out_strides: every stride must be a positive multiple of 8 elements (16 bytes)");
   if (!args.lse || !aligned(args.lse, alignof(float)))
-    return failure(Status::kInvalidArgument, "lse must be a 4-byte aligned device pointer, not null");
+    return failure(Status::kInvalidArgument,
+                   "lse must be a 4-byte aligned device pointer, not null");
 
   int device = 0;
   int major = 0, minor = 0, shared_optin = 0;
   cudaError_t error = cudaGetDevice(&device);
-  if (error == cudaSuccess) error = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-  if (error == cudaSuccess) error = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
-  if (error == cudaSuccess) error = cudaDeviceGetAttribute(&shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-  if (error != cudaSuccess) return failure(Status::kCudaError, "querying the current device failed", error);
+  if (error == cudaSuccess)
+    error = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  if (error == cudaSuccess)
+    error = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+  if (error == cudaSuccess)
+    error = cudaDeviceGetAttribute(&shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  if (error != cudaSuccess)
+    return failure(Status::kCudaError, "querying the current device failed", error);
   if (major != 9 || minor != 0)
-    return failure(Status::kUnsupportedDevice, "this kernel is built for sm_90a (H100/H200); the current device is not compute capability 9.0");
+    return failure(Status::kUnsupportedDevice,
+                   "this kernel is built for sm_90a (H100/H200); the current device is not compute "
+                   "capability 9.0");
   if (shared_optin < kSharedBytes)
-    return failure(Status::kUnsupportedDevice, "the current device offers less shared memory per block than this kernel needs");
-  error = cudaFuncSetAttribute(forward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes);
-  if (error != cudaSuccess) return failure(Status::kCudaError, "cudaFuncSetAttribute (dynamic shared memory) failed", error);
+    return failure(Status::kUnsupportedDevice,
+                   "the current device offers less shared memory per block than this kernel needs");
+  error = cudaFuncSetAttribute(forward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               kSharedBytes);
+  if (error != cudaSuccess)
+    return failure(Status::kCudaError, "cudaFuncSetAttribute (dynamic shared memory) failed",
+                   error);
 
   // The checks above are every condition cuTensorMapEncodeTiled puts on these tensors.
   auto rows = [](const void* pointer, int rows_, int features, int heads, const Strides& s) {
-    return make_tensor(make_gmem_ptr(static_cast<Element const*>(pointer)), make_shape(rows_, features, heads, kBatch),
+    return make_tensor(make_gmem_ptr(static_cast<Element const*>(pointer)),
+                       make_shape(rows_, features, heads, kBatch),
                        make_stride(s.row, _1{}, s.head, s.batch));
   };
   Tensor q = rows(args.q, kQLen, kHeadDim, kQHeads, args.q_strides);
   Tensor k = rows(args.k, kKvLen, kHeadDim, kKvHeads, args.k_strides);
-  Tensor v = make_tensor(make_gmem_ptr(static_cast<Element const*>(args.v)), make_shape(kHeadDimV, kKvLen, kKvHeads, kBatch),
-                         make_stride(_1{}, args.v_strides.row, args.v_strides.head, args.v_strides.batch));
-  Tensor out = make_tensor(make_gmem_ptr(static_cast<Element*>(args.out)), make_shape(kQLen, kHeadDimV, kQHeads, kBatch),
-                           make_stride(args.out_strides.row, _1{}, args.out_strides.head, args.out_strides.batch));
+  Tensor v =
+      make_tensor(make_gmem_ptr(static_cast<Element const*>(args.v)),
+                  make_shape(kHeadDimV, kKvLen, kKvHeads, kBatch),
+                  make_stride(_1{}, args.v_strides.row, args.v_strides.head, args.v_strides.batch));
+  Tensor out = make_tensor(
+      make_gmem_ptr(static_cast<Element*>(args.out)), make_shape(kQLen, kHeadDimV, kQHeads, kBatch),
+      make_stride(args.out_strides.row, _1{}, args.out_strides.head, args.out_strides.batch));
   Params params{
       make_tma_copy(SM90_TMA_LOAD{}, q, SmemLayoutQTile{}),
       make_tma_copy(SM90_TMA_LOAD{}, k, SmemLayoutKTile{}),

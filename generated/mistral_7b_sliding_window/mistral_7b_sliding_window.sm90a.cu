@@ -70,7 +70,8 @@ constexpr int kPlanRows = 1;
 constexpr float kExp2Scale = 1.27517432e-01f;
 constexpr float kLn2 = 6.93147182e-01f;
 
-static_assert(kQBlocks == (kQLen + kBlockQ - 1) / kBlockQ && kKvBlocks == (kKvLen + kBlockKv - 1) / kBlockKv);
+static_assert(kQBlocks == (kQLen + kBlockQ - 1) / kBlockQ &&
+              kKvBlocks == (kKvLen + kBlockKv - 1) / kBlockKv);
 static_assert(kBlockQ == 64 * kConsumers, "one consumer warpgroup per 64 q rows");
 static_assert(kThreads == 128 * (kConsumers + 1), "one producer warpgroup");
 static_assert(kHeadDimV <= kHeadDim, "O is staged in the consumer's Q tile");
@@ -81,127 +82,91 @@ static_assert(kHeadDimV <= kHeadDim, "O is staged in the consumer's Q tile");
 // mask is evaluated), then the full ones (no mask). Empty tiles are in no list.
 // 1584 tiles in 64 lists.
 __device__ const int32_t kTileBegin[65] = {
-    0, 1, 3, 6, 10, 15, 21, 28, 36, 45, 55, 66, 78, 91, 105, 120,
-    136, 153, 171, 190, 210, 231, 253, 276, 300, 325, 351, 378, 406, 435, 465, 496,
-    528, 561, 594, 627, 660, 693, 726, 759, 792, 825, 858, 891, 924, 957, 990, 1023,
-    1056, 1089, 1122, 1155, 1188, 1221, 1254, 1287, 1320, 1353, 1386, 1419, 1452, 1485, 1518, 1551,
-    1584};
+    0,    1,    3,    6,    10,   15,   21,   28,   36,   45,   55,   66,   78,
+    91,   105,  120,  136,  153,  171,  190,  210,  231,  253,  276,  300,  325,
+    351,  378,  406,  435,  465,  496,  528,  561,  594,  627,  660,  693,  726,
+    759,  792,  825,  858,  891,  924,  957,  990,  1023, 1056, 1089, 1122, 1155,
+    1188, 1221, 1254, 1287, 1320, 1353, 1386, 1419, 1452, 1485, 1518, 1551, 1584};
 __device__ const int32_t kTilePartialCount[64] = {
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2};
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2};
 __device__ const int32_t kTileKv[1584] = {
-    0, 1, 0, 2, 0, 1, 3, 0, 1, 2, 4, 0, 1, 2, 3, 5,
-    0, 1, 2, 3, 4, 6, 0, 1, 2, 3, 4, 5, 7, 0, 1, 2,
-    3, 4, 5, 6, 8, 0, 1, 2, 3, 4, 5, 6, 7, 9, 0, 1,
-    2, 3, 4, 5, 6, 7, 8, 10, 0, 1, 2, 3, 4, 5, 6, 7,
-    8, 9, 11, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 0,
-    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 0, 1, 2, 3,
-    4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 0, 1, 2, 3, 4, 5,
-    6, 7, 8, 9, 10, 11, 12, 13, 15, 0, 1, 2, 3, 4, 5, 6,
-    7, 8, 9, 10, 11, 12, 13, 14, 16, 0, 1, 2, 3, 4, 5, 6,
-    7, 8, 9, 10, 11, 12, 13, 14, 15, 17, 0, 1, 2, 3, 4, 5,
-    6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 0, 1, 2, 3,
-    4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 0,
-    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
-    17, 18, 20, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
-    13, 14, 15, 16, 17, 18, 19, 21, 0, 1, 2, 3, 4, 5, 6, 7,
-    8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 22, 0, 1,
-    2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
-    18, 19, 20, 21, 23, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
-    11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 0, 1, 2,
-    3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
-    19, 20, 21, 22, 23, 25, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
-    10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 26,
-    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-    16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 27, 0, 1, 2, 3, 4,
-    5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
-    21, 22, 23, 24, 25, 26, 28, 0, 1, 2, 3, 4, 5, 6, 7, 8,
-    9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
-    25, 26, 27, 29, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
-    12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27,
-    28, 30, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
-    14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29,
-    31, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
-    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    0, 32, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
-    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 1, 33, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
-    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 2, 34, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
-    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 3, 35, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
-    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 4, 36, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
-    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 5, 37, 6, 7, 8, 9, 10, 11, 12, 13, 14,
-    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 6, 38, 7, 8, 9, 10, 11, 12, 13, 14,
-    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 7, 39, 8, 9, 10, 11, 12, 13, 14,
-    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 8, 40, 9, 10, 11, 12, 13, 14,
-    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 9, 41, 10, 11, 12, 13, 14,
-    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 10, 42, 11, 12, 13, 14,
-    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 11, 43, 12, 13, 14,
-    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 12, 44, 13, 14,
-    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 13, 45, 14,
-    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 14, 46,
-    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 15,
-    47, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
-    16, 48, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
-    47, 17, 49, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
-    47, 48, 18, 50, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
-    47, 48, 49, 19, 51, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
-    47, 48, 49, 50, 20, 52, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
-    47, 48, 49, 50, 51, 21, 53, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
-    47, 48, 49, 50, 51, 52, 22, 54, 23, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
-    47, 48, 49, 50, 51, 52, 53, 23, 55, 24, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
-    47, 48, 49, 50, 51, 52, 53, 54, 24, 56, 25, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
-    47, 48, 49, 50, 51, 52, 53, 54, 55, 25, 57, 26, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
-    47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 26, 58, 27, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
-    47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 27, 59, 28, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
-    47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 28, 60, 29, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
-    47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 29, 61, 30,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
-    47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 30, 62,
-    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
-    47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 31,
-    63, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
-    47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62};
+    0,  1,  0,  2,  0,  1,  3,  0,  1,  2,  4,  0,  1,  2,  3,  5,  0,  1,  2,  3,  4,  6,  0,  1,
+    2,  3,  4,  5,  7,  0,  1,  2,  3,  4,  5,  6,  8,  0,  1,  2,  3,  4,  5,  6,  7,  9,  0,  1,
+    2,  3,  4,  5,  6,  7,  8,  10, 0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  11, 0,  1,  2,  3,  4,
+    5,  6,  7,  8,  9,  10, 12, 0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 13, 0,  1,  2,  3,
+    4,  5,  6,  7,  8,  9,  10, 11, 12, 14, 0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13,
+    15, 0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 16, 0,  1,  2,  3,  4,  5,  6,
+    7,  8,  9,  10, 11, 12, 13, 14, 15, 17, 0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13,
+    14, 15, 16, 18, 0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 19, 0,
+    1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 0,  1,  2,  3,  4,
+    5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 21, 0,  1,  2,  3,  4,  5,  6,  7,
+    8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 22, 0,  1,  2,  3,  4,  5,  6,  7,  8,  9,
+    10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 23, 0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10,
+    11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10,
+    11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 25, 0,  1,  2,  3,  4,  5,  6,  7,  8,  9,
+    10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 26, 0,  1,  2,  3,  4,  5,  6,  7,
+    8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 27, 0,  1,  2,  3,  4,
+    5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 28, 0,
+    1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
+    25, 26, 27, 29, 0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+    20, 21, 22, 23, 24, 25, 26, 27, 28, 30, 0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13,
+    14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 31, 0,  1,  2,  3,  4,  5,  6,
+    7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
+    0,  32, 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+    23, 24, 25, 26, 27, 28, 29, 30, 31, 1,  33, 2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14,
+    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 2,  34, 3,  4,  5,  6,
+    7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
+    31, 32, 33, 3,  35, 4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+    23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 4,  36, 5,  6,  7,  8,  9,  10, 11, 12, 13, 14,
+    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 5,  37, 6,
+    7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
+    31, 32, 33, 34, 35, 36, 6,  38, 7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+    23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 7,  39, 8,  9,  10, 11, 12, 13, 14,
+    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38,
+    8,  40, 9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
+    31, 32, 33, 34, 35, 36, 37, 38, 39, 9,  41, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+    23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 10, 42, 11, 12, 13, 14,
+    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38,
+    39, 40, 41, 11, 43, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
+    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 12, 44, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+    23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 13, 45, 14,
+    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38,
+    39, 40, 41, 42, 43, 44, 14, 46, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
+    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 15, 47, 16, 17, 18, 19, 20, 21, 22,
+    23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
+    16, 48, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38,
+    39, 40, 41, 42, 43, 44, 45, 46, 47, 17, 49, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
+    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 18, 50, 19, 20, 21, 22,
+    23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
+    47, 48, 49, 19, 51, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38,
+    39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 20, 52, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
+    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 21, 53, 22,
+    23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
+    47, 48, 49, 50, 51, 52, 22, 54, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38,
+    39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 23, 55, 24, 25, 26, 27, 28, 29, 30,
+    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
+    24, 56, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
+    47, 48, 49, 50, 51, 52, 53, 54, 55, 25, 57, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38,
+    39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 26, 58, 27, 28, 29, 30,
+    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
+    55, 56, 57, 27, 59, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
+    47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 28, 60, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38,
+    39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 29, 61, 30,
+    31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
+    55, 56, 57, 58, 59, 60, 30, 62, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
+    47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 31, 63, 32, 33, 34, 35, 36, 37, 38,
+    39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62};
 // Launch order of the q blocks (grid y): most live tiles first, so the longest CTAs start early.
 __device__ const int32_t kQBlockOrder[64] = {
-    32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
-    48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
-    31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16,
-    15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0};
+    32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53,
+    54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20,
+    19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9,  8,  7,  6,  5,  4,  3,  2,  1,  0};
 
 // ---- Shared memory layouts (128-byte swizzle, as wgmma and TMA expect them)
 // Q: one (64, head_dim) K-major tile per consumer warpgroup, stacked on mode 2.
-using SmemLayoutQTile = decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{},
-                                               Shape<_64, Int<kHeadDim>>{}));
+using SmemLayoutQTile =
+    decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{}, Shape<_64, Int<kHeadDim>>{}));
 using SmemLayoutQ = decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{},
                                            Shape<_64, Int<kHeadDim>, Int<kConsumers>>{}));
 // K: (block_kv, head_dim) K-major, one tile per stage.
@@ -215,8 +180,8 @@ using SmemLayoutVTile = decltype(tile_to_shape(GMMA::Layout_MN_SW128_Atom<Elemen
 using SmemLayoutV = decltype(tile_to_shape(GMMA::Layout_MN_SW128_Atom<Element>{},
                                            Shape<Int<kHeadDimV>, Int<kBlockKv>, Int<kStages>>{}));
 // O: one consumer's (64, head_dim_v) tile, written over that consumer's Q tile.
-using SmemLayoutO = decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{},
-                                           Shape<_64, Int<kHeadDimV>>{}));
+using SmemLayoutO =
+    decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{}, Shape<_64, Int<kHeadDimV>>{}));
 constexpr int kQTileElements = 64 * kHeadDim;
 static_assert(cosize_v<SmemLayoutO> <= kQTileElements, "O fits in the consumer's Q tile");
 
@@ -251,10 +216,10 @@ using TmaK = decltype(make_tma_copy(
     SM90_TMA_LOAD{},
     make_tensor(make_gmem_ptr(static_cast<Element const*>(nullptr)), GmemShape{}, RowMajorStride{}),
     SmemLayoutKTile{}));
-using TmaV = decltype(make_tma_copy(
-    SM90_TMA_LOAD{},
-    make_tensor(make_gmem_ptr(static_cast<Element const*>(nullptr)), GmemShape{}, ColumnMajorStride{}),
-    SmemLayoutVTile{}));
+using TmaV = decltype(make_tma_copy(SM90_TMA_LOAD{},
+                                    make_tensor(make_gmem_ptr(static_cast<Element const*>(nullptr)),
+                                                GmemShape{}, ColumnMajorStride{}),
+                                    SmemLayoutVTile{}));
 using TmaO = decltype(make_tma_copy(
     SM90_TMA_STORE{},
     make_tensor(make_gmem_ptr(static_cast<Element*>(nullptr)), GmemShape{}, RowMajorStride{}),
@@ -273,8 +238,10 @@ struct Params {
 #if defined(__CUDA_ARCH__)
 
 // ---- The two wgmma shapes: S = Q K^T (both from shared memory), O += P V (P in registers)
-using MmaQK = decltype(make_tiled_mma(SM90_64x128x16_F32BF16BF16_SS<GMMA::Major::K, GMMA::Major::K>{}));
-using MmaPV = decltype(make_tiled_mma(SM90_64x128x16_F32BF16BF16_RS<GMMA::Major::K, GMMA::Major::MN>{}));
+using MmaQK =
+    decltype(make_tiled_mma(SM90_64x128x16_F32BF16BF16_SS<GMMA::Major::K, GMMA::Major::K>{}));
+using MmaPV =
+    decltype(make_tiled_mma(SM90_64x128x16_F32BF16BF16_RS<GMMA::Major::K, GMMA::Major::MN>{}));
 
 // ---- The accumulator fragment of a 64 x N wgmma, as this kernel indexes it: thread t of the
 // warpgroup holds rows 16 * (t / 32) + (t % 32) / 4 + 8 * r for r in {0, 1} and columns
@@ -312,8 +279,8 @@ static_assert(p_operand_matches(), "P operand layout");
 
 // P as the register A operand of O += P V: the S fragment reinterpreted per 16-column k block,
 // ((column pair, row half, 8-column half), 1, k block). Same element order as S.
-using LayoutP = Layout<Shape<Shape<_2, _2, _2>, _1, Int<kBlockKv / 16>>,
-                       Stride<Stride<_1, _2, _4>, _0, _8>>;
+using LayoutP =
+    Layout<Shape<Shape<_2, _2, _2>, _1, Int<kBlockKv / 16>>, Stride<Stride<_1, _2, _4>, _0, _8>>;
 
 // One wgmma tile product: all k blocks of a and b into c, c zeroed first when asked.
 template <class Mma, class A, class B, class C>
@@ -345,13 +312,12 @@ CUTE_DEVICE float quad_sum(float x) {
 
 // ---- The mask of partial tiles
 // allowed(i, j) of SPEC.md §2 for query row i and key j.
-CUTE_DEVICE bool mask_allows(int i, int j) {
-  return (j >= i - 4095 && j <= i);
-}
+CUTE_DEVICE bool mask_allows(int i, int j) { return (j >= i - 4095 && j <= i); }
 
 // Partial tiles only: masked scores become -inf.
 template <class Fragment>
-CUTE_DEVICE void apply_tile_mask(Fragment& s, int tile, int tile_row_base, int row_base, int col_first) {
+CUTE_DEVICE void apply_tile_mask(Fragment& s, int tile, int tile_row_base, int row_base,
+                                 int col_first) {
   (void)tile;
   (void)tile_row_base;
   CUTE_UNROLL
@@ -378,20 +344,26 @@ CUTE_DEVICE void produce(Params const& params, SharedStorage& smem, int batch, i
   Tensor mV = params.tma_v.get_tma_tensor(make_shape(kHeadDimV, kKvLen, kKvHeads, kBatch));
   // (64, head_dim, q tile of 64 rows), (block_kv, head_dim, kv block), (head_dim_v, block_kv, kv block)
   Tensor gQ = local_tile(mQ(_, _, head, batch), Shape<_64, Int<kHeadDim>>{}, make_coord(_, _0{}));
-  Tensor gK = local_tile(mK(_, _, kv_head, batch), Shape<Int<kBlockKv>, Int<kHeadDim>>{}, make_coord(_, _0{}));
-  Tensor gV = local_tile(mV(_, _, kv_head, batch), Shape<Int<kHeadDimV>, Int<kBlockKv>>{}, make_coord(_0{}, _));
+  Tensor gK = local_tile(mK(_, _, kv_head, batch), Shape<Int<kBlockKv>, Int<kHeadDim>>{},
+                         make_coord(_, _0{}));
+  Tensor gV = local_tile(mV(_, _, kv_head, batch), Shape<Int<kHeadDimV>, Int<kBlockKv>>{},
+                         make_coord(_0{}, _));
   Tensor sQ = make_tensor(make_smem_ptr(smem.q.data()), SmemLayoutQ{});
   Tensor sK = make_tensor(make_smem_ptr(smem.k.data()), SmemLayoutK{});
   Tensor sV = make_tensor(make_smem_ptr(smem.v.data()), SmemLayoutV{});
-  auto [tQgQ, tQsQ] = tma_partition(params.tma_q, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sQ), group_modes<0, 2>(gQ));
-  auto [tKgK, tKsK] = tma_partition(params.tma_k, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sK), group_modes<0, 2>(gK));
-  auto [tVgV, tVsV] = tma_partition(params.tma_v, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sV), group_modes<0, 2>(gV));
+  auto [tQgQ, tQsQ] = tma_partition(params.tma_q, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sQ),
+                                    group_modes<0, 2>(gQ));
+  auto [tKgK, tKsK] = tma_partition(params.tma_k, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sK),
+                                    group_modes<0, 2>(gK));
+  auto [tVgV, tVsV] = tma_partition(params.tma_v, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sV),
+                                    group_modes<0, 2>(gV));
 
   using Barrier = cutlass::arch::ClusterTransactionBarrier;
   Barrier::arrive_and_expect_tx(&smem.q_full, kQBytes);
   CUTE_UNROLL
   for (int consumer = 0; consumer < kConsumers; ++consumer)
-    copy(params.tma_q.with(smem.q_full), tQgQ(_, q_block * kConsumers + consumer), tQsQ(_, consumer));
+    copy(params.tma_q.with(smem.q_full), tQgQ(_, q_block * kConsumers + consumer),
+         tQsQ(_, consumer));
 
   CUTE_NO_UNROLL
   for (int t = 0; t < tile_count; ++t) {
@@ -423,8 +395,8 @@ CUTE_DEVICE void consume(Params const& params, SharedStorage& smem, int consumer
   MmaPV mma_pv;
   ThrMMA thr_qk = mma_qk.get_thread_slice(thread);
   ThrMMA thr_pv = mma_pv.get_thread_slice(thread);
-  Tensor sQ = make_tensor(make_smem_ptr(smem.q.data() + consumer * kQTileElements),
-                          SmemLayoutQTile{});
+  Tensor sQ =
+      make_tensor(make_smem_ptr(smem.q.data() + consumer * kQTileElements), SmemLayoutQTile{});
   Tensor sK = make_tensor(make_smem_ptr(smem.k.data()), SmemLayoutK{});
   Tensor sV = make_tensor(make_smem_ptr(smem.v.data()), SmemLayoutV{});
   Tensor tSrQ = thr_qk.make_fragment_A(thr_qk.partition_A(sQ));  // (mma, 1, head_dim / 16)
@@ -446,7 +418,8 @@ CUTE_DEVICE void consume(Params const& params, SharedStorage& smem, int consumer
   // rows of O must be rescaled by.
   auto softmax_tile = [&](int t, int kv_block, float (&correction)[2]) {
     const int col_first = kv_block * kBlockKv + col_base;
-    if (t < partial_count) apply_tile_mask(acc_s, tile_begin + t, tile_row_base, row_base, col_first);
+    if (t < partial_count)
+      apply_tile_mask(acc_s, tile_begin + t, tile_row_base, row_base, col_first);
     CUTE_UNROLL
     for (int r = 0; r < 2; ++r) {
       float tile_max = row_max[r];
@@ -564,7 +537,8 @@ CUTE_DEVICE void consume(Params const& params, SharedStorage& smem, int consumer
     // One thread of each quad writes the row's lse; -inf when nothing was kept.
     const int i = row_base + 8 * r;
     if (lane % 4 == 0 && i < kQLen)
-      params.lse[(int64_t(batch) * kQHeads + head) * kQLen + i] = sum > 0.f ? (max_log2 + log2f(sum)) * kLn2 : -INFINITY;
+      params.lse[(int64_t(batch) * kQHeads + head) * kQLen + i] =
+          sum > 0.f ? (max_log2 + log2f(sum)) * kLn2 : -INFINITY;
   }
   CUTE_UNROLL
   for (int n = 0; n < kHeadDimV / 8; ++n) {
@@ -589,8 +563,10 @@ CUTE_DEVICE void consume(Params const& params, SharedStorage& smem, int consumer
   cutlass::arch::NamedBarrier::sync(128, consumer);
   if (warp == 0 && cute::elect_one_sync()) {
     Tensor mO = params.tma_o.get_tma_tensor(make_shape(kQLen, kHeadDimV, kQHeads, kBatch));
-    Tensor gO = local_tile(mO(_, _, head, batch), Shape<_64, Int<kHeadDimV>>{}, make_coord(_, _0{}));
-    auto [tOgO, tOsO] = tma_partition(params.tma_o, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sO), group_modes<0, 2>(gO));
+    Tensor gO =
+        local_tile(mO(_, _, head, batch), Shape<_64, Int<kHeadDimV>>{}, make_coord(_, _0{}));
+    auto [tOgO, tOsO] = tma_partition(params.tma_o, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sO),
+                                      group_modes<0, 2>(gO));
     copy(params.tma_o, tOsO, tOgO(_, q_block * kConsumers + consumer));
     tma_store_arrive();
     tma_store_wait<0>();  // the shared-memory source must outlive the store
@@ -599,7 +575,8 @@ CUTE_DEVICE void consume(Params const& params, SharedStorage& smem, int consumer
 
 #endif  // defined(__CUDA_ARCH__)
 
-__global__ void __launch_bounds__(kThreads, 1) forward_kernel(CUTE_GRID_CONSTANT Params const params) {
+__global__ void __launch_bounds__(kThreads, 1)
+    forward_kernel(CUTE_GRID_CONSTANT Params const params) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(1024) uint8_t shared_memory[];
   SharedStorage& smem = *reinterpret_cast<SharedStorage*>(shared_memory);
@@ -639,7 +616,8 @@ __global__ void __launch_bounds__(kThreads, 1) forward_kernel(CUTE_GRID_CONSTANT
       produce(params, smem, batch, head, q_block, tile_begin, tile_count);
   } else {
     cutlass::arch::warpgroup_reg_alloc<kConsumerRegisters>();
-    consume(params, smem, warp_group - 1, batch, head, q_block, tile_begin, tile_count, partial_count);
+    consume(params, smem, warp_group - 1, batch, head, q_block, tile_begin, tile_count,
+            partial_count);
   }
 #endif
 }
@@ -671,44 +649,65 @@ Result failure(Status status, const char* message, cudaError_t error = cudaSucce
 Result launch(const Arguments& args, cudaStream_t stream) {
   if (!args.q || !args.k || !args.v || !args.out)
     return failure(Status::kInvalidArgument, "q, k, v and out must be device pointers, not null");
-  if (!aligned(args.q, 16) || !aligned(args.k, 16) || !aligned(args.v, 16) || !aligned(args.out, 16))
+  if (!aligned(args.q, 16) || !aligned(args.k, 16) || !aligned(args.v, 16) ||
+      !aligned(args.out, 16))
     return failure(Status::kInvalidArgument, "q, k, v and out must be 16-byte aligned (TMA)");
   if (!valid_tma_strides(args.q_strides))
-    return failure(Status::kInvalidArgument, "q_strides: every stride must be a positive multiple of 8 elements (16 bytes)");
+    return failure(Status::kInvalidArgument,
+                   "q_strides: every stride must be a positive multiple of 8 elements (16 bytes)");
   if (!valid_tma_strides(args.k_strides))
-    return failure(Status::kInvalidArgument, "k_strides: every stride must be a positive multiple of 8 elements (16 bytes)");
+    return failure(Status::kInvalidArgument,
+                   "k_strides: every stride must be a positive multiple of 8 elements (16 bytes)");
   if (!valid_tma_strides(args.v_strides))
-    return failure(Status::kInvalidArgument, "v_strides: every stride must be a positive multiple of 8 elements (16 bytes)");
+    return failure(Status::kInvalidArgument,
+                   "v_strides: every stride must be a positive multiple of 8 elements (16 bytes)");
   if (!valid_tma_strides(args.out_strides))
-    return failure(Status::kInvalidArgument, "out_strides: every stride must be a positive multiple of 8 elements (16 bytes)");
+    return failure(
+        Status::kInvalidArgument,
+        "out_strides: every stride must be a positive multiple of 8 elements (16 bytes)");
   if (!args.lse || !aligned(args.lse, alignof(float)))
-    return failure(Status::kInvalidArgument, "lse must be a 4-byte aligned device pointer, not null");
+    return failure(Status::kInvalidArgument,
+                   "lse must be a 4-byte aligned device pointer, not null");
 
   int device = 0;
   int major = 0, minor = 0, shared_optin = 0;
   cudaError_t error = cudaGetDevice(&device);
-  if (error == cudaSuccess) error = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-  if (error == cudaSuccess) error = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
-  if (error == cudaSuccess) error = cudaDeviceGetAttribute(&shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-  if (error != cudaSuccess) return failure(Status::kCudaError, "querying the current device failed", error);
+  if (error == cudaSuccess)
+    error = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  if (error == cudaSuccess)
+    error = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+  if (error == cudaSuccess)
+    error = cudaDeviceGetAttribute(&shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  if (error != cudaSuccess)
+    return failure(Status::kCudaError, "querying the current device failed", error);
   if (major != 9 || minor != 0)
-    return failure(Status::kUnsupportedDevice, "this kernel is built for sm_90a (H100/H200); the current device is not compute capability 9.0");
+    return failure(Status::kUnsupportedDevice,
+                   "this kernel is built for sm_90a (H100/H200); the current device is not compute "
+                   "capability 9.0");
   if (shared_optin < kSharedBytes)
-    return failure(Status::kUnsupportedDevice, "the current device offers less shared memory per block than this kernel needs");
-  error = cudaFuncSetAttribute(forward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes);
-  if (error != cudaSuccess) return failure(Status::kCudaError, "cudaFuncSetAttribute (dynamic shared memory) failed", error);
+    return failure(Status::kUnsupportedDevice,
+                   "the current device offers less shared memory per block than this kernel needs");
+  error = cudaFuncSetAttribute(forward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               kSharedBytes);
+  if (error != cudaSuccess)
+    return failure(Status::kCudaError, "cudaFuncSetAttribute (dynamic shared memory) failed",
+                   error);
 
   // The checks above are every condition cuTensorMapEncodeTiled puts on these tensors.
   auto rows = [](const void* pointer, int rows_, int features, int heads, const Strides& s) {
-    return make_tensor(make_gmem_ptr(static_cast<Element const*>(pointer)), make_shape(rows_, features, heads, kBatch),
+    return make_tensor(make_gmem_ptr(static_cast<Element const*>(pointer)),
+                       make_shape(rows_, features, heads, kBatch),
                        make_stride(s.row, _1{}, s.head, s.batch));
   };
   Tensor q = rows(args.q, kQLen, kHeadDim, kQHeads, args.q_strides);
   Tensor k = rows(args.k, kKvLen, kHeadDim, kKvHeads, args.k_strides);
-  Tensor v = make_tensor(make_gmem_ptr(static_cast<Element const*>(args.v)), make_shape(kHeadDimV, kKvLen, kKvHeads, kBatch),
-                         make_stride(_1{}, args.v_strides.row, args.v_strides.head, args.v_strides.batch));
-  Tensor out = make_tensor(make_gmem_ptr(static_cast<Element*>(args.out)), make_shape(kQLen, kHeadDimV, kQHeads, kBatch),
-                           make_stride(args.out_strides.row, _1{}, args.out_strides.head, args.out_strides.batch));
+  Tensor v =
+      make_tensor(make_gmem_ptr(static_cast<Element const*>(args.v)),
+                  make_shape(kHeadDimV, kKvLen, kKvHeads, kBatch),
+                  make_stride(_1{}, args.v_strides.row, args.v_strides.head, args.v_strides.batch));
+  Tensor out = make_tensor(
+      make_gmem_ptr(static_cast<Element*>(args.out)), make_shape(kQLen, kHeadDimV, kQHeads, kBatch),
+      make_stride(args.out_strides.row, _1{}, args.out_strides.head, args.out_strides.batch));
   Params params{
       make_tma_copy(SM90_TMA_LOAD{}, q, SmemLayoutQTile{}),
       make_tma_copy(SM90_TMA_LOAD{}, k, SmemLayoutKTile{}),

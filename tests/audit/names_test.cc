@@ -2,15 +2,14 @@
 // generated/: folders, files, manifest symbols and the symbols inside the files parse back to
 // the spec they came from and a target that spec names.
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "kernel_names.h"
+#include "text_files.h"
 
 namespace {
 
@@ -20,12 +19,8 @@ using kgen::GeneratedName;
 
 const fs::path kSource = KGEN_SOURCE_DIR;
 
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+// The file's text; a missing file fails the test (std::bad_optional_access).
+std::string read(const fs::path& path) { return kgen::read_text_file(path.string()).value(); }
 
 bool same(const std::optional<GeneratedName>& parsed, const std::string& name, const std::string& target,
           const std::string& suffix) {

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Runs verify/cuda/compile_check.py on a planted defect and passes only when the checker
-fails (exit status 1) with every expected finding in its report.
+"""Runs a checker (verify/cuda/compile_check.py, kgen-format --check, ...) on a planted
+defect and passes only when the checker fails (exit status 1) with every expected finding in
+its output.
 
-  expect_check_failure.py --expect TEXT [--expect TEXT ...] -- COMPILE_CHECK ARGS...
+  expect_check_failure.py --expect TEXT [--expect TEXT ...] -- CHECKER ARGS...
+
+A CHECKER ending in .py runs under this Python.
 """
 import subprocess
 import sys
@@ -16,7 +19,9 @@ def main():
     split = argv.index("--")
     options, command = argv[:split], argv[split + 1:]
     expected = [options[k + 1] for k in range(len(options) - 1) if options[k] == "--expect"]
-    result = subprocess.run([sys.executable] + command, capture_output=True, text=True)
+    if command[0].endswith(".py"):
+        command = [sys.executable] + command
+    result = subprocess.run(command, capture_output=True, text=True)
     output = result.stdout + result.stderr
     print(output)
     if result.returncode != 1:

@@ -2,12 +2,12 @@
 // manifest, named and headed as the spec says. Targets still emitted as placeholders
 // are reported as skipped tests ("not yet implemented"), never as passes.
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include "text_files.h"
 
 namespace {
 
@@ -16,12 +16,8 @@ using Json = nlohmann::json;
 
 const fs::path kSource = KGEN_SOURCE_DIR;
 
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+// The file's text; a missing file fails the test (std::bad_optional_access).
+std::string read(const fs::path& path) { return kgen::read_text_file(path.string()).value(); }
 
 std::set<std::string> spec_names() {
   std::set<std::string> names;

@@ -1,6 +1,8 @@
 # The tools that compile and inspect the sm90a kernels (no GPU needed), found once for
 # kgen-verify and tests/cuda: nvcc 13, CUTLASS/CuTe headers and cuobjdump (+ nvdisasm)
 # from the pinned PyPI packages in .venv.
+# The CUDA runtime for host code that calls a kernel (the harness, the launcher test).
+find_package(CUDAToolkit QUIET)
 find_program(KGEN_NVCC nvcc HINTS /usr/local/cuda/bin /usr/local/cuda-13.0/bin DOC "nvcc 13 (CUDA 13)")
 file(GLOB kgen_site_packages LIST_DIRECTORIES true "${CMAKE_SOURCE_DIR}/.venv/lib/python3*/site-packages")
 if(NOT KGEN_CUTLASS_INCLUDE)

@@ -19,12 +19,6 @@
 namespace kgen::mosaic::buffers {
 namespace {
 
-using mlir::Location;
-using mlir::OpBuilder;
-using mlir::Value;
-using mlir::VectorType;
-using Indices = llvm::ArrayRef<Value>;
-
 // Which iteration dim each operand dim is indexed by.
 std::optional<std::vector<int64_t>> operand_dims(mlir::AffineMap map) {
   std::vector<int64_t> dims;

@@ -14,12 +14,6 @@
 namespace kgen::mosaic::buffers {
 namespace {
 
-using mlir::Location;
-using mlir::OpBuilder;
-using mlir::Value;
-using mlir::VectorType;
-using Indices = llvm::ArrayRef<Value>;
-
 mlir::LogicalResult constant(mlir::arith::ConstantOp op, BufferMap& buffers) {
   OpBuilder b(op);
   Location loc = op.getLoc();

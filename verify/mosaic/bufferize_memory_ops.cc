@@ -10,12 +10,6 @@
 namespace kgen::mosaic::buffers {
 namespace {
 
-using mlir::Location;
-using mlir::OpBuilder;
-using mlir::Value;
-using mlir::VectorType;
-using Indices = llvm::ArrayRef<Value>;
-
 // A vector of rank r covers the innermost r dims of the memref starting at `base`.
 llvm::SmallVector<Value> memref_index(OpBuilder& b, Location loc, mlir::ValueRange base,
                                       Indices idx) {

@@ -11,12 +11,6 @@
 namespace kgen::mosaic::buffers {
 namespace {
 
-using mlir::Location;
-using mlir::OpBuilder;
-using mlir::Value;
-using mlir::VectorType;
-using Indices = llvm::ArrayRef<Value>;
-
 // Folds `source` (a buffer of `source_type`) over the dims flagged in `reduced` into
 // `result`, a buffer of the kept dims already holding the accumulator. A result with no
 // kept dims is a memref<1xT>.

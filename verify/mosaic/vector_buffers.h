@@ -25,6 +25,13 @@
 
 namespace kgen::mosaic::buffers {
 
+// The MLIR vocabulary every bufferize_*.cc speaks (this header is internal to them).
+using mlir::Location;
+using mlir::OpBuilder;
+using mlir::Value;
+using mlir::VectorType;
+using Indices = llvm::ArrayRef<Value>;
+
 inline constexpr int64_t kMaxRowWidth = 256;
 
 // The width rows of a dim of this size are processed in: the dim itself when small,
