@@ -6,7 +6,7 @@ SPECS := $(sort $(wildcard specs/*.json))
 SPEC ?= $(SPECS)
 JOBS ?= 2
 
-.PHONY: deps build gen check-generated format-check audit test verify cuda verify-gpu clean
+.PHONY: deps build gen check-generated format-check audit test verify cuda verify-gpu bench-cuda clean
 
 deps:
 	@deps/install.sh
@@ -50,6 +50,10 @@ verify: build
 # $(BUILD)/verify/cuda/sm90a_run_<name> (docs/sm90a-kernel.md, "Running on a GPU").
 cuda: build
 	@ninja -C $(BUILD) -j $(JOBS) sm90a_harnesses
+
+# The harnesses of the benchmark specs (bench/specs); bench/sm90a_vs_torch.sh runs them.
+bench-cuda: build
+	@ninja -C $(BUILD) -j $(JOBS) sm90a_bench_harnesses
 
 # On a machine with an H100/H200: every sm90a kernel run by its harness against the float64
 # reference (docs/sm90a-kernel.md, "Running on a GPU"). Fails without a GPU.

@@ -37,12 +37,12 @@ std::string short_number(double value) {
   return buffer;
 }
 
-// Numbers as C++ initializer text, `per_line` to a line.
+// Numbers as C++ initializer text, "1, 2, 3"; the formatter (cuda_format.h) lays them out.
 template <typename T>
-std::string number_lines(const std::vector<T>& values, std::size_t per_line, bool hex = false) {
+std::string number_list(const std::vector<T>& values, bool hex = false) {
   std::string out;
   for (std::size_t k = 0; k < values.size(); ++k) {
-    if (k > 0) out += k % per_line == 0 ? ",\n" : ", ";
+    if (k > 0) out += ", ";
     if (hex) {
       char buffer[16];
       std::snprintf(buffer, sizeof buffer, "0x%08xu", static_cast<unsigned>(values[k]));
@@ -274,11 +274,11 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
       {"lists", list_count},
       {"lists_plus_one", list_count + 1},
       {"tile_entries", static_cast<int64_t>(kv_entries.size())},
-      {"tile_begin", number_lines(begin, 16)},
-      {"tile_partial_count", number_lines(partial_count, 16)},
+      {"tile_begin", number_list(begin)},
+      {"tile_partial_count", number_list(partial_count)},
       {"tile_kv_size", std::max<int64_t>(1, static_cast<int64_t>(kv_entries.size()))},
-      {"tile_kv", kv_entries.empty() ? std::string("0") : number_lines(kv_entries, 16)},
-      {"q_block_order", number_lines(order, 16)},
+      {"tile_kv", kv_entries.empty() ? std::string("0") : number_list(kv_entries)},
+      {"q_block_order", number_list(order)},
   };
   if (spec.softcap) context["tanh_scale"] = f32_literal(spec.scale / *spec.softcap);
   if (any_partial && predicate) {
@@ -292,8 +292,8 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
     context["mask_words"] = table.words_per_row;
     context["mask_blocks"] = table.blocks;
     context["mask_bits_size"] = static_cast<int64_t>(table.bits.size());
-    context["mask_bits"] = number_lines(table.bits, 8, true);
-    context["tile_mask_index"] = number_lines(table.tile_block, 16);
+    context["mask_bits"] = number_list(table.bits, true);
+    context["tile_mask_index"] = number_list(table.tile_block);
   }
 
   const std::string score_formula =

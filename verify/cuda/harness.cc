@@ -101,6 +101,12 @@ int run_harness(const Spec& spec, const Launch& launch, const HarnessOptions& op
                 static_cast<unsigned long long>(options.seed));
 
     AttentionInputs inputs = random_inputs(spec, options.seed);
+    if (spec.segment_ids && options.document_length > 0) {
+      for (std::size_t i = 0; i < inputs.q_segment_ids.size(); ++i)
+        inputs.q_segment_ids[i] = static_cast<int32_t>(int64_t(i % s.q_len) / options.document_length);
+      for (std::size_t j = 0; j < inputs.kv_segment_ids.size(); ++j)
+        inputs.kv_segment_ids[j] = static_cast<int32_t>(int64_t(j % s.kv_len) / options.document_length);
+    }
     DeviceInput q(encode(inputs.q, spec.dtype)), k(encode(inputs.k, spec.dtype)), v(encode(inputs.v, spec.dtype));
     const std::size_t element = sizeof(uint16_t);
     GuardedBuffer out(static_cast<std::size_t>(s.batch * s.q_heads * s.q_len * s.head_dim_v) * element);

@@ -34,6 +34,9 @@ struct HarnessOptions {
   int64_t max_slices = -1;   // check only the first slices (-1: all of them)
   int threads = 0;           // reference threads (0: all hardware threads)
   int bench_iterations = 0;  // > 0: also time the kernel (median of this many runs)
+  // > 0: segment ids pack documents of this many tokens (i / length, queries and keys
+  // alike) instead of random runs; the benchmarks' layout (bench/).
+  int64_t document_length = 0;
 };
 
 // Prints a report; returns 0 when every check passes, 1 otherwise.

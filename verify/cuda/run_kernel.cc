@@ -1,6 +1,7 @@
 // One generated sm90a kernel's GPU check: `sm90a_run_<name> SPEC.json [--seed N]
-// [--slices N] [--threads N] [--bench N]`. Built per kernel by verify/cuda/CMakeLists.txt
-// with KGEN_SM90A_HEADER (the generated launcher header) and KGEN_SM90A_NAMESPACE.
+// [--slices N] [--threads N] [--bench N] [--document-length N]`. Built per kernel by
+// verify/cuda/CMakeLists.txt with KGEN_SM90A_HEADER (the generated launcher header) and
+// KGEN_SM90A_NAMESPACE.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -41,7 +42,8 @@ std::string launch(const kgen::sm90a::DeviceTensors& t, cudaStream_t stream) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s SPEC.json [--seed N] [--slices N] [--threads N] [--bench N]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s SPEC.json [--seed N] [--slices N] [--threads N] [--bench N] [--document-length N]\n",
+                 argv[0]);
     return 2;
   }
   kgen::sm90a::HarnessOptions options;
@@ -52,6 +54,7 @@ int main(int argc, char** argv) {
     else if (flag == "--slices") options.max_slices = value;
     else if (flag == "--threads") options.threads = static_cast<int>(value);
     else if (flag == "--bench") options.bench_iterations = static_cast<int>(value);
+    else if (flag == "--document-length") options.document_length = value;
     else {
       std::fprintf(stderr, "unknown option %s\n", flag.c_str());
       return 2;

@@ -9,8 +9,7 @@
 #                                            --bench 20); the log goes to $OUT/sm90a-gpu.log
 #                                            when $OUT is set. Exit status 1 if any fails.
 #
-# .sm90a-gpu/ must be ignored by git to travel as a carried path:
-#   echo /.sm90a-gpu/ >> .git/info/exclude
+# .sm90a-gpu/ is git-ignored (.gitignore), so it can travel as a carried path.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 pack_dir=.sm90a-gpu
@@ -23,6 +22,9 @@ case "${1:-}" in
     ((${#harnesses[@]})) || { echo "no harness under $build/verify/cuda: run make cuda first" >&2; exit 1; }
     rm -rf "$pack_dir" && mkdir -p "$pack_dir"
     for harness in "${harnesses[@]}"; do
+      name=${harness##*/sm90a_run_}
+      # The benchmark specs' harnesses travel with bench/sm90a_vs_torch.sh instead.
+      [ -f "specs/$name.json" ] || [ -f "tests/cuda/specs/$name.json" ] || continue
       strip -o "$pack_dir/$(basename "$harness")" "$harness"
     done
     du -sh "$pack_dir"
