@@ -1,14 +1,16 @@
 // End-to-end behaviour of `kgen gen`: determinism, no absolute paths, no needless
-// rewrites, staleness reports with the fix command.
+// rewrites, staleness reports with the fix command; and `kgen verify` / `kgen audit`, which
+// hand over to their own binaries with kgen's exit statuses.
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <gtest/gtest.h>
+
+#include "text_files.h"
 
 namespace {
 
@@ -31,12 +33,8 @@ Result run(const std::string& cwd, const std::string& arguments) {
   return result;
 }
 
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+// The file's text; a missing file fails the test (std::bad_optional_access).
+std::string read(const fs::path& path) { return kgen::read_text_file(path.string()).value(); }
 
 class KgenGen : public ::testing::Test {
  protected:
@@ -119,6 +117,30 @@ TEST_F(KgenGen, CheckReportsStaleFilesWithADiffAndTheFixCommand) {
   EXPECT_NE(stale.output.find("leftover.txt: no longer generated"), std::string::npos) << stale.output;
   EXPECT_NE(stale.output.find("make gen SPEC="), std::string::npos) << stale.output;
   EXPECT_EQ(read(file), content);  // --check never writes
+}
+
+// Bad arguments to the verifier are refused with exit status 2 and what was expected.
+TEST(KgenSubcommands, VerifyRefusesBadArgumentsWithStatus2) {
+  const Result tpu_compile_only = run(KGEN_SOURCE_DIR, "verify specs/splash.json --target tpu --compile-only");
+  EXPECT_EQ(tpu_compile_only.status, 2) << tpu_compile_only.output;
+  EXPECT_NE(tpu_compile_only.output.find("--compile-only: only for --target sm90a"), std::string::npos)
+      << tpu_compile_only.output;
+  const Result gpu_elsewhere = run(KGEN_SOURCE_DIR, "verify specs/splash.json --target sm90a --generated x");
+  EXPECT_EQ(gpu_elsewhere.status, 2) << gpu_elsewhere.output;
+  const Result unknown = run(KGEN_SOURCE_DIR, "verify specs/splash.json --target sm80");
+  EXPECT_EQ(unknown.status, 2) << unknown.output;
+  EXPECT_NE(unknown.output.find("expected tpu or sm90a"), std::string::npos) << unknown.output;
+}
+
+// kgen audit is kgen-audit: a finding is exit status 1 with the rule and file:line.
+TEST(KgenSubcommands, AuditReportsFindingsWithStatus1) {
+  const fs::path empty = fs::temp_directory_path() / ("kgen-cli-audit-" + std::to_string(::getpid()));
+  fs::create_directories(empty);
+  const Result result = run(KGEN_SOURCE_DIR, "audit specs/splash.json --generated '" + empty.string() + "'");
+  fs::remove_all(empty);
+  EXPECT_EQ(result.status, 1) << result.output;
+  EXPECT_NE(result.output.find("splash/MANIFEST.json:1: [manifest]"), std::string::npos) << result.output;
+  EXPECT_EQ(run(KGEN_SOURCE_DIR, "audit").status, 2);
 }
 
 }  // namespace
