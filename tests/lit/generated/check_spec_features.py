@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Every checked-in kernel carries exactly the features its spec asks for: for each spec in
+SOURCE/specs, each of its generated tpu and sm90a kernels is run through FileCheck once per
+feature (softcap, segment ids, sinks, lse, how partial tiles are masked) with the prefix the
+spec and its block plan (`kgen plan`) call for, against features.check.
+
+  check_spec_features.py SOURCE KGEN FILECHECK
+"""
+import json
+import os
+import subprocess
+import sys
+
+CHECKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "features.check")
+
+
+def mask_types(mask):
+    yield mask["type"]
+    for child in mask.get("masks", []):
+        yield from mask_types(child)
+
+
+def flatten(nested):
+    if isinstance(nested, list):
+        for item in nested:
+            yield from flatten(item)
+    else:
+        yield nested
+
+
+def plan(kgen, source, spec_path, target):
+    result = subprocess.run([kgen, "plan", spec_path, "--target", target], cwd=source,
+                            capture_output=True, text=True, check=True)
+    return json.loads(result.stdout)
+
+
+def prefixes(spec, target, block_plan):
+    """The features.check prefixes for one kernel: one per feature."""
+    lang = {"sm90a": "SM90A", "tpu": "TPU"}[target]
+    chosen = [f"{lang}-{'' if spec.get(key) else 'NO-'}{name}" for key, name in
+              (("softcap", "SOFTCAP"), ("segment_ids", "SEGMENTS"), ("sinks", "SINKS"))]
+    chosen.append(f"{lang}-{'' if spec.get('outputs', {}).get('lse') else 'NO-'}LSE")
+    if target == "sm90a":
+        partial = any(blocks for head in block_plan["partial_kv_blocks"] for blocks in head)
+        # The plan's rule: one predicate mask shared by all heads is evaluated in the kernel;
+        # anything holding an explicit mask, or a mask per head, reads the bitmask.
+        table = any(t in ("explicit", "per_head") for t in mask_types(spec["mask"]))
+        chosen.append(f"{lang}-" + ("NO-PARTIAL" if not partial else "BITMASK" if table else "PREDICATE"))
+    else:
+        # Splash's block mask: 0 empty, 1 partial, 2 full; mask_next only with a mask table.
+        partial = 1 in flatten(block_plan["block_mask"])
+        table = block_plan["mask_next"] is not None
+        chosen.append(f"{lang}-" + ("NO-PARTIAL" if not partial else "TABLE" if table else "PREDICATE"))
+    return chosen
+
+
+def main():
+    if len(sys.argv) != 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    source, kgen, filecheck = sys.argv[1:]
+    failures, checked = [], 0
+    for spec_file in sorted(os.listdir(os.path.join(source, "specs"))):
+        if not spec_file.endswith(".json"):
+            continue
+        spec_path = os.path.join("specs", spec_file)
+        with open(os.path.join(source, spec_path)) as f:
+            spec = json.load(f)
+        for target, extension in (("tpu", "mlir"), ("sm90a", "cu")):
+            if target not in spec["targets"]:
+                continue
+            kernel = os.path.join(source, "generated", spec["name"], f"{spec['name']}.{target}.{extension}")
+            for prefix in prefixes(spec, target, plan(kgen, source, spec_path, target)):
+                result = subprocess.run([filecheck, CHECKS, f"--check-prefix={prefix}", f"--input-file={kernel}",
+                                         "--dump-input=never"], capture_output=True, text=True)
+                checked += 1
+                if result.returncode != 0:
+                    failures.append(f"{kernel}: {prefix}\n{result.stderr}")
+    for failure in failures:
+        print(failure)
+    print(f"{checked} feature checks, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
