@@ -3,7 +3,7 @@
 //
 //   kgen-verify SPEC --target tpu [--generated DIR] [--seed N] [--max-pairs N] [--root DIR]
 //   kgen-verify SPEC --target sm90a --compile-only [--generated DIR] [--root DIR]
-//   kgen-verify SPEC --target sm90a [--seed N] [--root DIR]
+//   kgen-verify SPEC --target sm90a [--seed N] [--receipt FILE] [--root DIR]
 //
 // The tpu kernel runs on the CPU. With --compile-only the sm90a kernel is compiled for sm_90a
 // and its SASS inspected (verify/cuda/compile_check.py): no GPU is needed, none is used.
@@ -39,7 +39,7 @@ namespace {
 const char kUsage[] =
     "usage: kgen verify SPEC --target tpu [--generated DIR] [--seed N] [--max-pairs N] [--root DIR]\n"
     "       kgen verify SPEC --target sm90a --compile-only [--generated DIR] [--root DIR]\n"
-    "       kgen verify SPEC --target sm90a [--seed N] [--root DIR]   (on a GPU, after make cuda)\n";
+    "       kgen verify SPEC --target sm90a [--seed N] [--receipt FILE] [--root DIR]   (on a GPU, after make cuda)\n";
 
 // Replaces this process with the compile-only check of one sm90a kernel.
 [[noreturn]] void compile_check_sm90a(const std::string& kernel) {
@@ -50,14 +50,16 @@ const char kUsage[] =
 }
 
 // Replaces this process with the GPU harness of one sm90a kernel, which prints its own
-// report; its exit status (0 pass, 1 fail or no GPU) is kgen verify's.
-[[noreturn]] void run_sm90a_harness(const std::string& spec_path, const Spec& spec, const std::string* seed) {
+// report (and writes a JSON receipt when asked); its exit status (0 pass, 1 fail or no
+// GPU) is kgen verify's. `passed` are the options it takes from kgen verify.
+[[noreturn]] void run_sm90a_harness(const std::string& spec_path, const Spec& spec,
+                                    const std::map<std::string, std::string>& passed) {
   const std::string harness = std::string(KGEN_SM90A_HARNESS_DIR) + "/sm90a_run_" + spec.name;
   if (!std::filesystem::exists(harness))
     throw std::runtime_error(harness + " does not exist: make cuda builds the harness of every kernel in "
                              "generated/ and tests/cuda/specs/");
   std::vector<const char*> argv = {harness.c_str(), spec_path.c_str()};
-  if (seed) argv.insert(argv.end(), {"--seed", seed->c_str()});
+  for (const auto& [option, value] : passed) argv.insert(argv.end(), {option.c_str(), value.c_str()});
   argv.push_back(nullptr);
   ::execv(harness.c_str(), const_cast<char* const*>(argv.data()));
   throw std::runtime_error("cannot run " + harness);
@@ -88,7 +90,8 @@ int run(int argc, char** argv) {
     const std::string arg = argv[k];
     if (arg == "--compile-only") {
       compile_only = true;
-    } else if (arg == "--target" || arg == "--generated" || arg == "--seed" || arg == "--max-pairs" || arg == "--root") {
+    } else if (arg == "--target" || arg == "--generated" || arg == "--seed" || arg == "--max-pairs" || arg == "--root" ||
+               arg == "--receipt") {
       if (k + 1 >= argc) throw SpecError("option " + arg + " needs a value\n" + kUsage);
       if (!options.emplace(arg, argv[++k]).second) throw SpecError("option " + arg + " given twice\n" + kUsage);
     } else if (!arg.empty() && arg[0] == '-') {
@@ -104,6 +107,8 @@ int run(int argc, char** argv) {
     throw SpecError("--target: found \"" + target + "\", expected tpu or sm90a\n" + kUsage);
   if (compile_only && target != "sm90a")
     throw SpecError(std::string("--compile-only: only for --target sm90a (a tpu kernel runs on the CPU)\n") + kUsage);
+  if (options.count("--receipt") && (target != "sm90a" || compile_only))
+    throw SpecError(std::string("--receipt: only for the GPU harness (--target sm90a without --compile-only)\n") + kUsage);
 
   const std::string root = options.count("--root") ? options["--root"] : KGEN_PROJECT_ROOT;
   const Spec spec = load_spec(specs.front(), root);
@@ -117,7 +122,10 @@ int run(int argc, char** argv) {
     if (options.count("--generated") || options.count("--max-pairs"))
       throw SpecError(std::string("--generated and --max-pairs: not for the GPU harness, which make cuda builds "
                                   "from generated/ and checks every output\n") + kUsage);
-    run_sm90a_harness(specs.front(), spec, options.count("--seed") ? &options["--seed"] : nullptr);
+    std::map<std::string, std::string> passed;
+    for (const char* option : {"--seed", "--receipt"})
+      if (options.count(option)) passed[option] = options[option];
+    run_sm90a_harness(specs.front(), spec, passed);
   }
   TpuVerifyOptions verify;
   if (options.count("--seed")) verify.seed = static_cast<uint64_t>(parse_count("--seed", options["--seed"]));

@@ -127,6 +127,9 @@ TEST(KgenSubcommands, VerifyRefusesBadArgumentsWithStatus2) {
       << tpu_compile_only.output;
   const Result gpu_elsewhere = run(KGEN_SOURCE_DIR, "verify specs/splash.json --target sm90a --generated x");
   EXPECT_EQ(gpu_elsewhere.status, 2) << gpu_elsewhere.output;
+  const Result receipt_on_cpu = run(KGEN_SOURCE_DIR, "verify specs/splash.json --target tpu --receipt r.json");
+  EXPECT_EQ(receipt_on_cpu.status, 2) << receipt_on_cpu.output;
+  EXPECT_FALSE(fs::exists(fs::path(KGEN_SOURCE_DIR) / "r.json"));
   const Result unknown = run(KGEN_SOURCE_DIR, "verify specs/splash.json --target sm80");
   EXPECT_EQ(unknown.status, 2) << unknown.output;
   EXPECT_NE(unknown.output.find("expected tpu or sm90a"), std::string::npos) << unknown.output;

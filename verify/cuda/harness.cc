@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "compare.h"
 #include "dense_reference.h"
 #include "dtype_rounding.h"
+#include "json_fields.h"
 #include "random_inputs.h"
 #include "reference_slices.h"
 
@@ -99,6 +101,18 @@ int run_harness(const Spec& spec, const Launch& launch, const HarnessOptions& op
     check(cudaGetDeviceProperties(&properties, device), "cudaGetDeviceProperties");
     std::printf("%s on %s (%d SMs), seed %llu\n", spec.name.c_str(), properties.name, properties.multiProcessorCount,
                 static_cast<unsigned long long>(options.seed));
+    int driver = 0, runtime = 0;
+    check(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
+    check(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
+    Json receipt = {{"spec", spec.source},
+                    {"kernel", spec.name + "_sm90a"},
+                    {"command", options.command},
+                    {"device", {{"name", properties.name},
+                                {"multiprocessors", properties.multiProcessorCount},
+                                {"compute_capability", std::to_string(properties.major) + "." + std::to_string(properties.minor)},
+                                {"cuda_driver", driver},
+                                {"cuda_runtime", runtime}}},
+                    {"seed", options.seed}};
 
     AttentionInputs inputs = random_inputs(spec, options.seed);
     if (spec.segment_ids && options.document_length > 0) {
@@ -184,6 +198,14 @@ int run_harness(const Spec& spec, const Launch& launch, const HarnessOptions& op
       std::printf("FAIL: %d slice(s) outside the tolerances\n", failed_slices);
       pass = false;
     }
+    receipt["check"] = {{"slices_checked", slices.size()},
+                        {"slices_total", all_slices(spec).size()},
+                        {"slices_failed", failed_slices},
+                        {"out_error", worst_out},
+                        {"out_tolerance", tolerance.out_relative},
+                        {"lse_error", spec.lse ? Json(worst_lse) : Json()},
+                        {"lse_tolerance", tolerance.lse_absolute},
+                        {"guard_bytes_changed", out_damage + lse_damage}};
 
     if (options.bench_iterations > 0) {
       cudaEvent_t start, stop;
@@ -206,10 +228,23 @@ int run_harness(const Spec& spec, const Launch& launch, const HarnessOptions& op
                            double(s.head_dim + s.head_dim_v);
       std::printf("time: median %.4f ms of %d runs (min %.4f); %.1f effective TFLOP/s (kept pairs only)\n", median,
                   options.bench_iterations, double(ms.front()), flops / (median * 1e-3) / 1e12);
+      receipt["time"] = {{"runs", options.bench_iterations},
+                         {"median_ms", median},
+                         {"min_ms", double(ms.front())},
+                         {"effective_tflops", flops / (median * 1e-3) / 1e12}};
       cudaEventDestroy(start);
       cudaEventDestroy(stop);
     }
     cudaStreamDestroy(stream);
+    receipt["passed"] = pass;
+    if (!options.receipt_path.empty()) {
+      std::ofstream file(options.receipt_path);
+      file << receipt.dump(2) << "\n";
+      if (!file) {
+        std::printf("FAIL: cannot write the receipt %s\n", options.receipt_path.c_str());
+        pass = false;
+      }
+    }
     std::printf("%s\n", pass ? "PASS" : "FAIL");
     return pass ? 0 : 1;
   } catch (const CudaError& e) {

@@ -1,7 +1,7 @@
 // One generated sm90a kernel's GPU check: `sm90a_run_<name> SPEC.json [--seed N]
-// [--slices N] [--threads N] [--bench N] [--document-length N]`. Built per kernel by
-// verify/cuda/CMakeLists.txt with KGEN_SM90A_HEADER (the generated launcher header) and
-// KGEN_SM90A_NAMESPACE.
+// [--slices N] [--threads N] [--bench N] [--document-length N] [--receipt FILE]`. Built per
+// kernel by verify/cuda/CMakeLists.txt with KGEN_SM90A_HEADER (the generated launcher
+// header) and KGEN_SM90A_NAMESPACE.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -42,15 +42,20 @@ std::string launch(const kgen::sm90a::DeviceTensors& t, cudaStream_t stream) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s SPEC.json [--seed N] [--slices N] [--threads N] [--bench N] [--document-length N]\n",
+    std::fprintf(stderr,
+                 "usage: %s SPEC.json [--seed N] [--slices N] [--threads N] [--bench N] [--document-length N] "
+                 "[--receipt FILE]\n",
                  argv[0]);
     return 2;
   }
   kgen::sm90a::HarnessOptions options;
+  options.command = argv[0];
+  for (int k = 1; k < argc; ++k) options.command += std::string(" ") + argv[k];
   for (int k = 2; k + 1 < argc; k += 2) {
     const std::string flag = argv[k];
     const long long value = std::atoll(argv[k + 1]);
-    if (flag == "--seed") options.seed = static_cast<uint64_t>(value);
+    if (flag == "--receipt") options.receipt_path = argv[k + 1];
+    else if (flag == "--seed") options.seed = static_cast<uint64_t>(value);
     else if (flag == "--slices") options.max_slices = value;
     else if (flag == "--threads") options.threads = static_cast<int>(value);
     else if (flag == "--bench") options.bench_iterations = static_cast<int>(value);

@@ -6,8 +6,10 @@
 #   verify/cuda/run_on_gpu.sh run [ARGS...]  there, from the repository root with .sm90a-gpu
 #                                            carried: run each harness against its spec
 #                                            (specs/ or tests/cuda/specs/) with ARGS (e.g.
-#                                            --bench 20); the log goes to $OUT/sm90a-gpu.log
-#                                            when $OUT is set. Exit status 1 if any fails.
+#                                            --bench 20); when $OUT is set, the log goes to
+#                                            $OUT/sm90a-gpu.log and each run's receipt to
+#                                            $OUT/receipts/<name>.sm90a.json (commit them
+#                                            under docs/receipts/). Exit status 1 if any fails.
 #
 # .sm90a-gpu/ is git-ignored (.gitignore), so it can travel as a carried path.
 set -euo pipefail
@@ -39,12 +41,17 @@ case "${1:-}" in
       spec=specs/$name.json
       [ -f "$spec" ] || spec=tests/cuda/specs/$name.json
       echo "== $name ($spec)" | tee -a "$log"
-      if ! "$harness" "$spec" "$@" 2>&1 | tee -a "$log"; then status=1; fi
+      receipt=()
+      if [ -n "${OUT:-}" ]; then
+        mkdir -p "$OUT/receipts"
+        receipt=(--receipt "$OUT/receipts/$name.sm90a.json")
+      fi
+      if ! "$harness" "$spec" "$@" "${receipt[@]}" 2>&1 | tee -a "$log"; then status=1; fi
     done
     exit $status
     ;;
   *)
-    sed -n '2,13p' "$0" >&2
+    sed -n '2,14p' "$0" >&2
     exit 2
     ;;
 esac
