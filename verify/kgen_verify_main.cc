@@ -122,6 +122,7 @@ int run(int argc, char** argv) {
     if (options.count("--generated") || options.count("--max-pairs"))
       throw SpecError(std::string("--generated and --max-pairs: not for the GPU harness, which make cuda builds "
                                   "from generated/ and checks every output\n") + kUsage);
+    if (options.count("--seed")) parse_count("--seed", options["--seed"]);  // refused here, not by the harness
     std::map<std::string, std::string> passed;
     for (const char* option : {"--seed", "--receipt"})
       if (options.count(option)) passed[option] = options[option];
