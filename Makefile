@@ -12,7 +12,7 @@ deps:
 	@deps/install.sh
 
 build: deps
-	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD) -G Ninja >/dev/null
 	@ninja -C $(BUILD) -j $(JOBS) --quiet
 
 gen: build
