@@ -213,4 +213,21 @@ KvBlockLists build_kv_block_lists(const HeadMasks& masks, int64_t heads, const T
   return lists;
 }
 
+PartialTileMask partial_tile_mask(const HeadMasks& masks, const KvBlockLists& lists) {
+  const bool any_partial =
+      std::any_of(lists.partial.begin(), lists.partial.end(), [](const auto& list) { return !list.empty(); });
+  if (!any_partial) return PartialTileMask::kNone;
+  return masks.shared() && masks.unique.front().is_predicate() ? PartialTileMask::kPredicate
+                                                               : PartialTileMask::kBitmask;
+}
+
+const char* partial_tile_mask_name(PartialTileMask mask) {
+  switch (mask) {
+    case PartialTileMask::kNone: return "none";
+    case PartialTileMask::kPredicate: return "predicate";
+    case PartialTileMask::kBitmask: return "bitmask";
+  }
+  return "?";
+}
+
 }  // namespace kgen

@@ -69,4 +69,10 @@ struct KvBlockLists {
 
 KvBlockLists build_kv_block_lists(const HeadMasks& masks, int64_t heads, const TileShape& tiles);
 
+// How a GPU kernel masks the partial tiles of `lists`: none to mask; one mask shared by every
+// head with a predicate, evaluated in the kernel; anything else, a precomputed bitmask.
+enum class PartialTileMask { kNone, kPredicate, kBitmask };
+PartialTileMask partial_tile_mask(const HeadMasks& masks, const KvBlockLists& lists);
+const char* partial_tile_mask_name(PartialTileMask mask);  // "none", "predicate", "bitmask"
+
 }  // namespace kgen

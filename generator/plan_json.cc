@@ -60,6 +60,7 @@ Json gpu_plan_json(const Spec& spec, const std::string& target) {
       {"block_kv", gpu.block_kv},
       {"grid", {spec.shape.batch, spec.shape.q_heads, q_blocks}},
       {"partial_kv_blocks", per_row(lists.partial)},
+      {"partial_tile_mask", partial_tile_mask_name(partial_tile_mask(spec.masks, lists))},
       {"full_kv_blocks", per_row(lists.full)},
       {"live_blocks", spec.shape.batch * lists.live_tiles_per_batch},
       {"total_blocks", spec.shape.batch * lists.total_tiles_per_batch},

@@ -182,7 +182,6 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
   // The tile lists, flattened: per list its partial kv blocks, then its full ones.
   std::vector<int64_t> begin{0}, partial_count, kv_entries;
   std::vector<int64_t> live_per_q_block(static_cast<std::size_t>(q_blocks), 0);
-  bool any_partial = false;
   for (int64_t list = 0; list < list_count; ++list) {
     const auto& partial = lists.partial[static_cast<std::size_t>(list)];
     const auto& full = lists.full[static_cast<std::size_t>(list)];
@@ -190,7 +189,6 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
     kv_entries.insert(kv_entries.end(), full.begin(), full.end());
     begin.push_back(static_cast<int64_t>(kv_entries.size()));
     partial_count.push_back(static_cast<int64_t>(partial.size()));
-    any_partial = any_partial || !partial.empty();
     live_per_q_block[static_cast<std::size_t>(list % q_blocks)] += static_cast<int64_t>(partial.size() + full.size());
   }
   if (static_cast<int64_t>(kv_entries.size()) > kMaxTileEntries)
@@ -206,9 +204,11 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
     return live_per_q_block[static_cast<std::size_t>(a)] > live_per_q_block[static_cast<std::size_t>(b)];
   });
 
-  const bool predicate = spec.masks.shared() && spec.masks.unique.front().is_predicate();
+  const PartialTileMask partial_mask = partial_tile_mask(spec.masks, lists);
+  const bool any_partial = partial_mask != PartialTileMask::kNone;
+  const bool predicate = partial_mask == PartialTileMask::kPredicate;
+  const bool bitmask = partial_mask == PartialTileMask::kBitmask;
   const bool kv_tail = s.kv_len % gpu.block_kv != 0;
-  const bool bitmask = any_partial && !predicate;
   const bool extended = std::find(std::begin(kBaseMmaN), std::end(kBaseMmaN), gpu.block_kv) == std::end(kBaseMmaN);
   const std::string letters = dtype_mma_letters(spec.dtype);
   const double log2e = 1.4426950408889634;
@@ -267,7 +267,7 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
       // rows also for the lse.
       {"uses_columns", any_partial || spec.segment_ids},
       {"uses_positions", any_partial || spec.segment_ids || spec.lse},
-      {"predicate_mask", any_partial && predicate},
+      {"predicate_mask", predicate},
       {"bitmask", bitmask},
       {"stride_alignment", 16 / dtype_bytes(spec.dtype)},
       // The block plan's tables.
@@ -281,7 +281,7 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
       {"q_block_order", number_list(order)},
   };
   if (spec.softcap) context["tanh_scale"] = f32_literal(spec.scale / *spec.softcap);
-  if (any_partial && predicate) {
+  if (predicate) {
     std::string expression = sm90a_mask_predicate(spec.masks.unique.front());
     if (kv_tail) expression = (expression == "true" ? "" : expression + " && ") + "j < kKvLen";
     context["mask_predicate"] = expression;

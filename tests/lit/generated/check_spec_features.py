@@ -14,12 +14,6 @@ import sys
 CHECKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "features.check")
 
 
-def mask_types(mask):
-    yield mask["type"]
-    for child in mask.get("masks", []):
-        yield from mask_types(child)
-
-
 def flatten(nested):
     if isinstance(nested, list):
         for item in nested:
@@ -41,11 +35,8 @@ def prefixes(spec, target, block_plan):
               (("softcap", "SOFTCAP"), ("segment_ids", "SEGMENTS"), ("sinks", "SINKS"))]
     chosen.append(f"{lang}-{'' if spec.get('outputs', {}).get('lse') else 'NO-'}LSE")
     if target == "sm90a":
-        partial = any(blocks for head in block_plan["partial_kv_blocks"] for blocks in head)
-        # The plan's rule: one predicate mask shared by all heads is evaluated in the kernel;
-        # anything holding an explicit mask, or a mask per head, reads the bitmask.
-        table = any(t in ("explicit", "per_head") for t in mask_types(spec["mask"]))
-        chosen.append(f"{lang}-" + ("NO-PARTIAL" if not partial else "BITMASK" if table else "PREDICATE"))
+        chosen.append(f"{lang}-" + {"none": "NO-PARTIAL", "predicate": "PREDICATE",
+                                    "bitmask": "BITMASK"}[block_plan["partial_tile_mask"]])
     else:
         # Splash's block mask: 0 empty, 1 partial, 2 full; mask_next only with a mask table.
         partial = 1 in flatten(block_plan["block_mask"])
