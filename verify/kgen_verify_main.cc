@@ -2,10 +2,12 @@
 // runs this binary, which keeps MLIR out of the generator.
 //
 //   kgen-verify SPEC --target tpu [--generated DIR] [--seed N] [--max-pairs N] [--root DIR]
+//   kgen-verify SPEC --target tpu --mutants [--filter TEXT] [--sample N] [--jobs N] [--min-score PERCENT] [...]
 //   kgen-verify SPEC --target sm90a --compile-only [--generated DIR] [--root DIR]
 //   kgen-verify SPEC --target sm90a [--seed N] [--receipt FILE] [--root DIR]
 //
-// The tpu kernel runs on the CPU. With --compile-only the sm90a kernel is compiled for sm_90a
+// The tpu kernel runs on the CPU; with --mutants, so does every mutant of it
+// (verify/mutation_score.h), and the exit status says whether enough were rejected. With --compile-only the sm90a kernel is compiled for sm_90a
 // and its SASS inspected (verify/cuda/compile_check.py): no GPU is needed, none is used.
 // Without it, the kernel's GPU harness (built by `make cuda` from generated/ and
 // tests/cuda/specs) runs it on the current GPU against the reference.
@@ -26,6 +28,7 @@
 
 #include "diagnostics.h"
 #include "exit_status.h"
+#include "mutation_score.h"
 #include "spec.h"
 #include "tpu_verifier.h"
 
@@ -38,6 +41,7 @@ namespace {
 
 const char kUsage[] =
     "usage: kgen verify SPEC --target tpu [--generated DIR] [--seed N] [--max-pairs N] [--root DIR]\n"
+    "       kgen verify SPEC --target tpu --mutants [--filter TEXT] [--sample N] [--jobs N] [--min-score PERCENT] [same options]\n"
     "       kgen verify SPEC --target sm90a --compile-only [--generated DIR] [--root DIR]\n"
     "       kgen verify SPEC --target sm90a [--seed N] [--receipt FILE] [--root DIR]   (on a GPU, after make cuda)\n";
 
@@ -82,16 +86,52 @@ int64_t parse_count(const std::string& option, const std::string& text) {
   return value;
 }
 
+// Prints the mutation score of a tpu kernel and its survivors; 1 when the score is below
+// --min-score (default 95%).
+int run_mutation_score(const Spec& spec, const std::string& module_text, const std::string& module_path,
+                       const TpuVerifyOptions& verify, std::map<std::string, std::string>& options) {
+  MutationOptions mutation;
+  mutation.verify = verify;
+  mutation.seed = verify.seed;
+  if (options.count("--filter")) mutation.filter = options["--filter"];
+  if (options.count("--sample")) mutation.sample = parse_count("--sample", options["--sample"]);
+  if (options.count("--jobs")) mutation.jobs = static_cast<int>(std::max<int64_t>(1, parse_count("--jobs", options["--jobs"])));
+  const double min_score = options.count("--min-score") ? static_cast<double>(parse_count("--min-score", options["--min-score"])) : 95;
+  if (min_score > 100) throw SpecError("--min-score: found \"" + options["--min-score"] + "\", expected a percentage\n" + kUsage);
+
+  const MutationReport report = run_mutants(spec, module_text, module_path, mutation);
+  std::cout << "kgen verify " << spec.name << " --target tpu --mutants: " << module_path << "\n  "
+            << report.enumerated << " mutants"
+            << (mutation.filter.empty() ? "" : ", " + std::to_string(report.selected) + " on lines containing \"" + mutation.filter + "\"")
+            << ", " << report.outcomes.size() << " run"
+            << (mutation.sample > 0 && mutation.sample < report.enumerated ? " (a sample drawn with seed " + std::to_string(mutation.seed) + ")" : "")
+            << "\n  killed " << report.killed() << " (wrong outputs " << report.count(MutantFate::kKilled) << ", crashed "
+            << report.count(MutantFate::kCrashed) << ", timed out " << report.count(MutantFate::kTimedOut) << "), survived "
+            << report.count(MutantFate::kSurvived) << ", invalid " << report.count(MutantFate::kInvalid)
+            << " (rejected by MLIR or the executor; not counted)\n";
+  for (const MutantOutcome& outcome : report.outcomes)
+    if (outcome.fate == MutantFate::kSurvived || outcome.fate == MutantFate::kInvalid)
+      std::cout << "  " << fate_name(outcome.fate) << ": " << module_path << ":" << outcome.mutant.line << ": "
+                << outcome.mutant.edit << " (" << outcome.detail << ")\n";
+  const double percent = 100 * report.score();
+  const bool enough = percent >= min_score;
+  std::cout << "  mutation score " << report.killed() << "/" << report.counted() << " = " << format("%.1f", percent)
+            << "% (required " << format("%.0f", min_score) << "%): " << (enough ? "PASS" : "FAIL") << "\n";
+  return enough ? 0 : 1;
+}
+
 int run(int argc, char** argv) {
   std::vector<std::string> specs;
   std::map<std::string, std::string> options;
-  bool compile_only = false;
+  bool compile_only = false, mutants = false;
   for (int k = 1; k < argc; ++k) {
     const std::string arg = argv[k];
     if (arg == "--compile-only") {
       compile_only = true;
+    } else if (arg == "--mutants") {
+      mutants = true;
     } else if (arg == "--target" || arg == "--generated" || arg == "--seed" || arg == "--max-pairs" || arg == "--root" ||
-               arg == "--receipt") {
+               arg == "--receipt" || arg == "--sample" || arg == "--jobs" || arg == "--min-score" || arg == "--filter") {
       if (k + 1 >= argc) throw SpecError("option " + arg + " needs a value\n" + kUsage);
       if (!options.emplace(arg, argv[++k]).second) throw SpecError("option " + arg + " given twice\n" + kUsage);
     } else if (!arg.empty() && arg[0] == '-') {
@@ -107,6 +147,10 @@ int run(int argc, char** argv) {
     throw SpecError("--target: found \"" + target + "\", expected tpu or sm90a\n" + kUsage);
   if (compile_only && target != "sm90a")
     throw SpecError(std::string("--compile-only: only for --target sm90a (a tpu kernel runs on the CPU)\n") + kUsage);
+  if (mutants && target != "tpu")
+    throw SpecError(std::string("--mutants: only for --target tpu (the kernel and its mutants run on the CPU)\n") + kUsage);
+  for (const char* option : {"--sample", "--jobs", "--min-score", "--filter"})
+    if (options.count(option) && !mutants) throw SpecError(std::string(option) + ": only with --mutants\n" + kUsage);
   if (options.count("--receipt") && (target != "sm90a" || compile_only))
     throw SpecError(std::string("--receipt: only for the GPU harness (--target sm90a without --compile-only)\n") + kUsage);
 
@@ -138,6 +182,7 @@ int run(int argc, char** argv) {
   std::ostringstream text;
   text << in.rdbuf();
 
+  if (mutants) return run_mutation_score(spec, text.str(), module_path, verify, options);
   std::cout << "kgen verify " << spec.name << " --target tpu: " << module_path << "\n" << std::flush;
   const TpuVerifyResult result = verify_tpu_kernel(spec, text.str(), module_path, verify);
   std::cout << "  sample: " << result.sample << "\n"

@@ -13,8 +13,8 @@
 #include "grid_driver.h"
 #include "kernel_plans.h"
 #include "mosaic_kernel.h"
-#include "random_inputs.h"
 #include "tpu_kernel_plan.h"
+#include "verification_inputs.h"
 
 namespace kgen {
 namespace {
@@ -28,6 +28,10 @@ struct Sample {
   std::set<std::pair<int64_t, int64_t>> pairs;
   std::set<int64_t> rows;  // empty: every row
   std::string description;
+
+  bool selected(int64_t b, int64_t h, int64_t i) const {
+    return pairs.count({b, h}) && (rows.empty() || rows.count(i));
+  }
 };
 
 Sample choose_sample(const Spec& spec, const TpuVerifyOptions& options) {
@@ -137,29 +141,79 @@ std::vector<int32_t> table(const auto& values) { return std::vector<int32_t>(val
 
 }  // namespace
 
-TpuVerifyResult verify_tpu_kernel(const Spec& spec, const std::string& module_text,
-                                  const std::string& module_name, const TpuVerifyOptions& options) {
-  const SplashPlan plan = tpu_splash_plan(spec);
-  const std::vector<TpuOperand> operands = tpu_operands(spec, plan);
-  const Shape& s = spec.shape;
+// Calls `visit(row)` with the flat (b, h, i) row index of every sampled row, in order.
+template <typename Data, typename Visit>
+void for_each_sampled_row(const Data& d, Visit visit) {
+  const Shape& s = d.spec.shape;
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t h = 0; h < s.q_heads; ++h)
+      for (int64_t i = 0; i < s.q_len; ++i)
+        if (d.sample.selected(b, h, i)) visit(static_cast<std::size_t>((b * s.q_heads + h) * s.q_len + i));
+}
+
+struct TpuVerification::Data {
+  Spec spec;
+  SplashPlan plan;
+  std::vector<TpuOperand> operands;
+  std::vector<std::vector<int32_t>> prefetch;
+  std::vector<HostArray> inputs;  // one per input window, in kernel order
+  Sample sample;
+  AttentionOutputs expected;      // the sampled rows of the reference, in row order
+};
+
+TpuVerification::TpuVerification(const Spec& spec, const TpuVerifyOptions& options) : data_(std::make_unique<Data>()) {
+  Data& d = *data_;
+  d.spec = spec;
+  d.plan = tpu_splash_plan(spec);
+  d.operands = tpu_operands(spec, d.plan);
+  d.prefetch = {table(d.plan.data_next.values), table(d.plan.block_mask.values)};
+  if (d.plan.has_mask_next) d.prefetch.push_back(table(d.plan.mask_next.values));
+
+  const AttentionInputs inputs = verification_inputs(spec, options.seed);
+  for (const TpuOperand& op : d.operands)
+    if (op.role == TpuOperand::Role::kInput) d.inputs.push_back(input_array(op, spec, inputs, d.plan));
+
+  d.sample = choose_sample(spec, options);
+  const AttentionOutputs reference = dense_attention(spec, inputs, [&](int64_t b, int64_t h, int64_t i) {
+    return d.sample.selected(b, h, i);
+  });
+  for_each_sampled_row(d, [&](std::size_t row) {
+    const std::size_t first = row * static_cast<std::size_t>(spec.shape.head_dim_v);
+    d.expected.out.insert(d.expected.out.end(), reference.out.begin() + first,
+                          reference.out.begin() + first + spec.shape.head_dim_v);
+    if (spec.lse) d.expected.lse.push_back(reference.lse[row]);
+  });
+}
+
+TpuVerification::~TpuVerification() = default;
+TpuVerification::TpuVerification(TpuVerification&&) noexcept = default;
+
+TpuVerifyResult TpuVerification::check(const std::string& module_text, const std::string& module_name) const {
+  return run(compile(module_text, module_name));
+}
+
+mosaic::MosaicKernel TpuVerification::compile(const std::string& module_text, const std::string& module_name) const {
+  mosaic::CompileOptions options;
+  options.source_name = module_name;
+  return mosaic::MosaicKernel(module_text, options);
+}
+
+TpuVerifyResult TpuVerification::run(const mosaic::MosaicKernel& kernel) const {
+  const Data& d = *data_;
+  const Spec& spec = d.spec;
   TpuVerifyResult result;
   result.tolerance = tolerance_for(spec.dtype);
-
-  mosaic::CompileOptions compile;
-  compile.source_name = module_name;
-  const mosaic::MosaicKernel kernel(module_text, compile);
+  result.sample = d.sample.description;
   result.compile_seconds = kernel.compile_times().parse_seconds + kernel.compile_times().lower_seconds +
                            kernel.compile_times().jit_seconds;
 
-  const AttentionInputs inputs = random_inputs(spec, options.seed);
-  std::vector<std::vector<int32_t>> prefetch = {table(plan.data_next.values), table(plan.block_mask.values)};
-  if (plan.has_mask_next) prefetch.push_back(table(plan.mask_next.values));
-
+  // Inputs are copied: a wrong kernel may write into its input blocks.
   std::vector<HostArray> arrays;  // every window's full array, in kernel order
   std::vector<mosaic::ArrayRole> roles;
-  for (const TpuOperand& op : operands) {
+  std::size_t next_input = 0;
+  for (const TpuOperand& op : d.operands) {
     if (op.role == TpuOperand::Role::kInput) {
-      arrays.push_back(input_array(op, spec, inputs, plan));
+      arrays.push_back(d.inputs[next_input++]);
       roles.push_back(mosaic::ArrayRole::kInput);
     } else if (op.role == TpuOperand::Role::kOutput) {
       arrays.push_back(poisoned(op));
@@ -169,48 +223,36 @@ TpuVerifyResult verify_tpu_kernel(const Spec& spec, const std::string& module_te
   std::vector<mosaic::WindowArray> windows;
   for (std::size_t k = 0; k < arrays.size(); ++k) windows.push_back({arrays[k].view(), roles[k]});
 
-  const Sample sample = choose_sample(spec, options);
-  result.sample = sample.description;
   mosaic::GridOptions grid;
-  grid.sample = [&](const std::vector<int64_t>& index) { return sample.pairs.count({index[0], index[1]}) > 0; };
-  const mosaic::GridStats stats = mosaic::run_grid(kernel, prefetch, windows, grid);
+  grid.sample = [&](const std::vector<int64_t>& index) { return d.sample.pairs.count({index[0], index[1]}) > 0; };
+  const mosaic::GridStats stats = mosaic::run_grid(kernel, d.prefetch, windows, grid);
   result.steps_run = stats.steps_run;
   result.steps_skipped = stats.steps_skipped;
   result.run_seconds = stats.seconds;
-
-  auto selected = [&](int64_t b, int64_t h, int64_t i) {
-    return sample.pairs.count({b, h}) && (sample.rows.empty() || sample.rows.count(i));
-  };
-  const AttentionOutputs reference = dense_attention(spec, inputs, selected);
 
   // Compare only the sampled rows; lse comes back lane-replicated, lane 0 is read.
   const HostArray* out = nullptr;
   const HostArray* lse = nullptr;
   std::size_t window = 0;
-  for (const TpuOperand& op : operands) {
+  for (const TpuOperand& op : d.operands) {
     if (op.role != TpuOperand::Role::kInput && op.role != TpuOperand::Role::kOutput) continue;
     if (op.name == "out") out = &arrays[window];
     if (op.name == "lse") lse = &arrays[window];
     ++window;
   }
-  AttentionOutputs actual, expected;
-  for (int64_t b = 0; b < s.batch; ++b)
-    for (int64_t h = 0; h < s.q_heads; ++h)
-      for (int64_t i = 0; i < s.q_len; ++i) {
-        if (!selected(b, h, i)) continue;
-        const std::size_t row = static_cast<std::size_t>((b * s.q_heads + h) * s.q_len + i);
-        for (int64_t c = 0; c < s.head_dim_v; ++c) {
-          const std::size_t at = row * static_cast<std::size_t>(s.head_dim_v) + static_cast<std::size_t>(c);
-          actual.out.push_back(widen(*out, at, spec.dtype));
-          expected.out.push_back(reference.out[at]);
-        }
-        if (lse) {
-          actual.lse.push_back(widen(*lse, row * 128, DType::kFloat32));
-          expected.lse.push_back(reference.lse[row]);
-        }
-      }
-  result.comparison = compare_outputs(actual, expected);
+  AttentionOutputs actual;
+  for_each_sampled_row(d, [&](std::size_t row) {
+    for (int64_t c = 0; c < spec.shape.head_dim_v; ++c)
+      actual.out.push_back(widen(*out, row * static_cast<std::size_t>(spec.shape.head_dim_v) + static_cast<std::size_t>(c), spec.dtype));
+    if (lse) actual.lse.push_back(widen(*lse, row * 128, DType::kFloat32));
+  });
+  result.comparison = compare_outputs(actual, d.expected);
   return result;
+}
+
+TpuVerifyResult verify_tpu_kernel(const Spec& spec, const std::string& module_text,
+                                  const std::string& module_name, const TpuVerifyOptions& options) {
+  return TpuVerification(spec, options).check(module_text, module_name);
 }
 
 }  // namespace kgen

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "compare.h"
+#include "mosaic_kernel.h"
 #include "spec.h"
 
 namespace kgen {
@@ -32,8 +34,32 @@ struct TpuVerifyResult {
   bool passed() const { return comparison.within(tolerance); }
 };
 
-// Throws std::runtime_error (with MLIR's diagnostics) when the module does not compile
-// or does not fit the spec's operands.
+// The inputs, the reference and the sample of one verification, computed once, so that
+// many variants of a kernel (the mutants of verify/mutation_score.h) are checked against
+// the same data. Holds no MLIR state: it can be copied into forked processes.
+class TpuVerification {
+ public:
+  TpuVerification(const Spec& spec, const TpuVerifyOptions& options);
+  ~TpuVerification();
+  TpuVerification(TpuVerification&&) noexcept;
+
+  // Compiles and runs `module_text` over the sampled grid and compares with the reference.
+  // Throws std::runtime_error (with MLIR's diagnostics) when the module does not compile
+  // or does not fit the spec's operands.
+  TpuVerifyResult check(const std::string& module_text, const std::string& module_name) const;
+
+  // check() in its two halves: compile (throws when the module is not a kernel MLIR and the
+  // executor accept), then run and compare (throws when the kernel misbehaves at run time,
+  // e.g. an index map leaving its array).
+  mosaic::MosaicKernel compile(const std::string& module_text, const std::string& module_name) const;
+  TpuVerifyResult run(const mosaic::MosaicKernel& kernel) const;
+
+ private:
+  struct Data;
+  std::unique_ptr<Data> data_;
+};
+
+// TpuVerification(spec, options).check(module_text, module_name).
 TpuVerifyResult verify_tpu_kernel(const Spec& spec, const std::string& module_text,
                                   const std::string& module_name, const TpuVerifyOptions& options);
 

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "dense_reference.h"
-#include "random_inputs.h"
+#include "verification_inputs.h"
 #include "reference_slices.h"
 #include "spec.h"
 
@@ -29,7 +29,7 @@ Spec mixed_spec() {
 
 TEST(ReferenceSlices, SlicesReproduceTheFullReferenceExactly) {
   const Spec spec = mixed_spec();
-  const AttentionInputs inputs = random_inputs(spec, 11);
+  const AttentionInputs inputs = verification_inputs(spec, 11);
   const AttentionOutputs full = dense_attention(spec, inputs);
   const std::vector<SliceId> slices = all_slices(spec);
   ASSERT_EQ(slices.size(), 4u);
@@ -57,7 +57,7 @@ TEST(ReferenceSlices, SlicesOfAnMhaSpecAreSingleHeads) {
 
 TEST(ReferenceSlices, KeptPairsCountTheMaskAndTheSegments) {
   const Spec spec = mixed_spec();
-  const AttentionInputs inputs = random_inputs(spec, 5);
+  const AttentionInputs inputs = verification_inputs(spec, 5);
   double expected = 0;
   for (int64_t b = 0; b < spec.shape.batch; ++b)
     for (int64_t h = 0; h < spec.shape.q_heads; ++h)

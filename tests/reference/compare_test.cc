@@ -7,7 +7,7 @@
 
 #include "compare.h"
 #include "dense_reference.h"
-#include "random_inputs.h"
+#include "verification_inputs.h"
 #include "tiny_spec.h"
 
 namespace kgen {
@@ -32,7 +32,7 @@ AttentionOutputs reference_outputs() {
                                   .kv_len = 4, .head_dim = 2, .head_dim_v = 3},
                                  R"({"type": "causal"})");
   spec.dtype = DType::kBFloat16;
-  return dense_attention(spec, random_inputs(spec, 1));
+  return dense_attention(spec, verification_inputs(spec, 1));
 }
 
 double max_abs(const std::vector<double>& values) {

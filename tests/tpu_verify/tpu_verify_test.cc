@@ -1,5 +1,7 @@
 // Generated tpu kernels, executed on the CPU from their MLIR, against the reference:
-// every feature of SPEC.md §3 passes, and every planted bug fails.
+// every feature of docs/spec-format.md §3 passes, and every planted bug fails, including a
+// kernel with each feature removed (the verification inputs make each one visible:
+// docs/verification.md).
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -80,6 +82,17 @@ std::string per_head_spec() {
   "targets": {"tpu": {"generation": "v5e", "block_q": 8, "block_kv": 128}}})";
 }
 
+// bfloat16 causal without a softcap: logits reach past exp's f32 overflow.
+const std::string kCausalBf16 = R"({"name": "causal_bf16", "kind": "attention_forward", "dtype": "bfloat16",
+  "outputs": {"lse": true}, "shape": {"q_heads": 2, "q_len": 512, "head_dim": 128}, "mask": {"type": "causal"},
+  "targets": {"tpu": {"generation": "v5e", "block_q": 128, "block_kv": 128}}})";
+
+// Softcap, segment ids and sinks together, with a kv block computed in two halves.
+const std::string kSoftcapSegmentsSinks = R"({"name": "softcap_segments_sinks", "kind": "attention_forward",
+  "dtype": "bfloat16", "softcap": 30.0, "segment_ids": true, "sinks": true, "outputs": {"lse": true},
+  "shape": {"q_heads": 2, "q_len": 512, "head_dim": 128}, "mask": {"type": "causal"},
+  "targets": {"tpu": {"generation": "v5e", "block_q": 128, "block_kv": 256, "block_kv_compute": 128}}})";
+
 struct FeatureSpec {
   std::string json;
 };
@@ -98,14 +111,19 @@ TEST_P(TpuKernelMatchesReference, OnEveryPair) {
 
 INSTANTIATE_TEST_SUITE_P(Features, TpuKernelMatchesReference,
                          ::testing::Values(FeatureSpec{kMaskedRows}, FeatureSpec{kSinks}, FeatureSpec{kSegments},
-                                           FeatureSpec{kComposed}, FeatureSpec{per_head_spec()}),
+                                           FeatureSpec{kComposed}, FeatureSpec{per_head_spec()},
+                                           FeatureSpec{kCausalBf16}, FeatureSpec{kSoftcapSegmentsSinks}),
                          [](const auto& info) { return spec_from(info.param.json).name; });
+
+struct Edit {
+  std::string from;  // the first occurrence is replaced
+  std::string to;
+};
 
 struct Mutation {
   std::string name;
   std::string spec;
-  std::string from;  // the first occurrence is replaced
-  std::string to;
+  std::vector<Edit> edits;
 };
 
 void PrintTo(const Mutation& mutation, std::ostream* out) { *out << mutation.name; }
@@ -117,9 +135,11 @@ TEST_P(PlantedBugIsCaught, ByTheVerifier) {
   const Spec spec = spec_from(mutation.spec);
   std::string module = tpu_module(spec);
   ASSERT_TRUE(verify(spec, module).passed()) << "the unmutated kernel must pass";
-  const std::size_t at = module.find(mutation.from);
-  ASSERT_NE(at, std::string::npos) << "the mutation site is gone: " << mutation.from;
-  module.replace(at, mutation.from.size(), mutation.to);
+  for (const Edit& edit : mutation.edits) {
+    const std::size_t at = module.find(edit.from);
+    ASSERT_NE(at, std::string::npos) << "the mutation site is gone: " << edit.from;
+    module.replace(at, edit.from.size(), edit.to);
+  }
   const TpuVerifyResult result = verify(spec, module);
   EXPECT_FALSE(result.passed()) << mutation.name << " went unnoticed: out error " << result.comparison.out_error
                                 << ", lse error " << result.comparison.lse_error;
@@ -128,20 +148,38 @@ TEST_P(PlantedBugIsCaught, ByTheVerifier) {
 INSTANTIATE_TEST_SUITE_P(
     Mutations, PlantedBugIsCaught,
     ::testing::Values(
-        Mutation{"flipped_causal_comparison", kMaskedRows, "arith.cmpi sle, %kv_pos, %keep_static_limit",
-                 "arith.cmpi slt, %kv_pos, %keep_static_limit"},
-        Mutation{"dropped_rescale", kComposed, "%acc_next = arith.addf %acc_scaled, %pv", "%acc_next = arith.addf %acc_prev, %pv"},
-        Mutation{"wrong_softcap", kComposed, "dense<2.00000000e+01>", "dense<2.50000000e+01>"},
-        Mutation{"off_by_one_q_index_map", kComposed, "    return %b_index, %h_index, %q_block, %c0_i32",
-                 "    %one = arith.constant 1 : i32\n    %below = arith.subi %q_block, %one : i32\n"
-                 "    %q_shifted = arith.maxsi %below, %c0_i32 : i32\n    return %b_index, %h_index, %q_shifted, %c0_i32"},
-        Mutation{"wrong_kv_head", kSinks, "%kv_head = arith.divsi %h_index, %c_group", "%kv_head = arith.divsi %c0_i32, %c_group"},
-        Mutation{"no_sink_in_l", kSinks, "%l_init = arith.constant dense<1.000000e+00>", "%l_init = arith.constant dense<0.000000e+00>"},
-        Mutation{"masked_rows_not_zeroed", kMaskedRows, "arith.select %kept_any_acc, %out_f32, %zero_acc",
-                 "arith.select %kept_any_acc, %out_f32, %out_f32"},
-        Mutation{"inverted_explicit_mask", per_head_spec(), "arith.cmpi ne, %mask_bits, %mask_zero", "arith.cmpi eq, %mask_bits, %mask_zero"},
-        Mutation{"inverted_segment_ids", kSegments, "arith.cmpi eq, %q_ids, %kv_ids", "arith.cmpi ne, %q_ids, %kv_ids"},
-        Mutation{"wrong_scale", kComposed, "dense<2.00000003e-01>", "dense<2.50000000e-01>"}),
+        Mutation{"flipped_causal_comparison", kMaskedRows,
+                 {{"arith.cmpi sle, %kv_pos, %keep_static_limit", "arith.cmpi slt, %kv_pos, %keep_static_limit"}}},
+        Mutation{"dropped_rescale", kComposed, {{"%acc_next = arith.addf %acc_scaled, %pv", "%acc_next = arith.addf %acc_prev, %pv"}}},
+        Mutation{"wrong_softcap", kComposed, {{"dense<2.00000000e+01>", "dense<2.50000000e+01>"}}},
+        Mutation{"off_by_one_q_index_map", kComposed,
+                 {{"    return %b_index, %h_index, %q_block, %c0_i32",
+                   "    %one = arith.constant 1 : i32\n    %below = arith.subi %q_block, %one : i32\n"
+                   "    %q_shifted = arith.maxsi %below, %c0_i32 : i32\n    return %b_index, %h_index, %q_shifted, %c0_i32"}}},
+        Mutation{"wrong_kv_head", kSinks, {{"%kv_head = arith.divsi %h_index, %c_group", "%kv_head = arith.divsi %c0_i32, %c_group"}}},
+        Mutation{"no_sink_in_l", kSinks, {{"%l_init = arith.constant dense<1.000000e+00>", "%l_init = arith.constant dense<0.000000e+00>"}}},
+        Mutation{"masked_rows_not_zeroed", kMaskedRows,
+                 {{"arith.select %kept_any_acc, %out_f32, %zero_acc", "arith.select %kept_any_acc, %out_f32, %out_f32"}}},
+        Mutation{"inverted_explicit_mask", per_head_spec(),
+                 {{"arith.cmpi ne, %mask_bits, %mask_zero", "arith.cmpi eq, %mask_bits, %mask_zero"}}},
+        Mutation{"inverted_segment_ids", kSegments, {{"arith.cmpi eq, %q_ids, %kv_ids", "arith.cmpi ne, %q_ids, %kv_ids"}}},
+        Mutation{"wrong_scale", kComposed, {{"dense<2.00000003e-01>", "dense<2.50000000e-01>"}}},
+        // Each feature removed outright, on the spec that has it together with the others.
+        Mutation{"softcap_removed", kSoftcapSegmentsSinks,  // tanh(x) -> x: s passes uncapped
+                 {{"math.tanh %s_over_cap", "arith.maximumf %s_over_cap, %s_over_cap"}}},
+        Mutation{"sink_ignored", kSoftcapSegmentsSinks,  // m and l start as without a sink
+                 {{"%m_init = vector.broadcast %sink", "%m_init = vector.broadcast %mask_value"},
+                  {"%l_init = arith.constant dense<1.000000e+00>", "%l_init = arith.constant dense<0.000000e+00>"}}},
+        Mutation{"segment_ids_ignored", kSoftcapSegmentsSinks,
+                 {{"arith.cmpi eq, %q_ids, %kv_ids", "arith.cmpi eq, %q_ids, %q_ids"}}},
+        Mutation{"rescale_of_l_dropped", kSoftcapSegmentsSinks,
+                 {{"%l_scaled = arith.mulf %alpha, %l_prev", "%l_scaled = arith.maximumf %l_prev, %l_prev"}}},
+        Mutation{"rescale_of_acc_dropped", kCausalBf16,
+                 {{"%acc_next = arith.addf %acc_scaled, %pv", "%acc_next = arith.addf %acc_prev, %pv"}}},
+        // The running max pinned at 0: exact algebra (alpha = 1, lse = log l), so only
+        // logits past 88.7, where exp overflows f32, show it.
+        Mutation{"max_not_subtracted", kCausalBf16,
+                 {{"%m_next = arith.maximumf %m_prev, %row_max_col", "%m_next = arith.subf %row_max_col, %row_max_col"}}}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace

@@ -14,7 +14,7 @@
 #include "dense_reference.h"
 #include "dtype_rounding.h"
 #include "json_fields.h"
-#include "random_inputs.h"
+#include "verification_inputs.h"
 #include "reference_slices.h"
 
 namespace kgen::sm90a {
@@ -114,7 +114,7 @@ int run_harness(const Spec& spec, const Launch& launch, const HarnessOptions& op
                                 {"cuda_runtime", runtime}}},
                     {"seed", options.seed}};
 
-    AttentionInputs inputs = random_inputs(spec, options.seed);
+    AttentionInputs inputs = verification_inputs(spec, options.seed);
     if (spec.segment_ids && options.document_length > 0) {
       for (std::size_t i = 0; i < inputs.q_segment_ids.size(); ++i)
         inputs.q_segment_ids[i] = static_cast<int32_t>(int64_t(i % s.q_len) / options.document_length);

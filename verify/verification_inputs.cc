@@ -1,0 +1,168 @@
+#include "verification_inputs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "dtype_rounding.h"
+
+namespace kgen {
+namespace {
+
+// Built on mt19937_64's raw output, whose sequence the standard fixes; the std
+// distributions are left to each library and would break determinism across machines.
+class Draws {
+ public:
+  explicit Draws(uint64_t seed) : engine_(seed) {}
+
+  // Odd multiples of 2^-53 minus 1: uniform in (-1, 1), exact, and never 0.
+  double signed_unit() {
+    const double odd = static_cast<double>(2 * (engine_() >> 11) + 1);
+    return odd * 0x1p-53 - 1.0;
+  }
+  double unit() { return 0.5 * (signed_unit() + 1.0); }  // in (0, 1)
+
+  // In [0, n); the modulo bias is irrelevant for test data.
+  int64_t below(int64_t n) { return static_cast<int64_t>(engine_() % static_cast<uint64_t>(n)); }
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+constexpr double kSixteenBitSpan = 120;  // exp(120) overflows f32 (max ~ exp(88.7))
+constexpr double kFloat32Span = 12;
+constexpr double kSinkSpread = 3;
+constexpr int32_t kAbsentDocument = 1 << 20;  // kv ids no q row carries
+
+using Direction = std::vector<double>;
+
+// `rows` vectors: uniform noise plus `amplitude(row) * direction(row)`.
+template <typename Amplitude, typename DirectionOf>
+std::vector<double> structured(Draws& draws, int64_t rows, int64_t dim, Amplitude amplitude, DirectionOf direction) {
+  std::vector<double> values(static_cast<std::size_t>(rows * dim));
+  for (int64_t row = 0; row < rows; ++row) {
+    const double a = amplitude(row);
+    const Direction& w = direction(row);
+    for (int64_t c = 0; c < dim; ++c) values[row * dim + c] = draws.signed_unit() + a * w[c];
+  }
+  return values;
+}
+
+// Document lengths log-uniform in [1, longest], appended until they fill `length`.
+void append_documents(Draws& draws, int64_t length, int64_t longest, std::vector<int64_t>& lengths) {
+  for (int64_t used = 0; used < length;) {
+    const int64_t draw = std::llround(std::exp(draws.unit() * std::log(static_cast<double>(longest))));
+    const int64_t next = std::min(length - used, std::max<int64_t>(1, draw));
+    lengths.push_back(next);
+    used += next;
+  }
+}
+
+// The first quarter of a row packs many short documents, one long document fills the rest:
+// boundaries inside the first tiles, and a document longer than any local window.
+std::vector<int64_t> document_lengths(Draws& draws, int64_t length, const InputDesign& design) {
+  std::vector<int64_t> lengths;
+  const int64_t packed = length / 4;
+  append_documents(draws, packed, design.short_document, lengths);
+  if (length > packed) lengths.push_back(length - packed);
+  return lengths;
+}
+
+void append_runs(const std::vector<int64_t>& lengths, const std::vector<int32_t>& ids, std::vector<int32_t>& out) {
+  for (std::size_t d = 0; d < lengths.size(); ++d) out.insert(out.end(), static_cast<std::size_t>(lengths[d]), ids[d]);
+}
+
+// The kv side of one batch row: the q documents' boundaries (scaled when the lengths
+// differ), some moved by a few tokens, some documents absent.
+std::vector<int64_t> kv_lengths_for(Draws& draws, const std::vector<int64_t>& q_lengths, int64_t q_len, int64_t kv_len) {
+  std::vector<int64_t> ends;  // exclusive end of each kv document
+  int64_t q_end = 0;
+  for (int64_t length : q_lengths) {
+    q_end += length;
+    int64_t end = q_end * kv_len / q_len;
+    if (draws.below(6) == 0) end += draws.below(17) - 8;
+    ends.push_back(std::clamp<int64_t>(end, ends.empty() ? 0 : ends.back(), kv_len));
+  }
+  ends.back() = kv_len;
+  std::vector<int64_t> lengths;
+  int64_t start = 0;
+  for (int64_t end : ends) {
+    lengths.push_back(end - start);
+    start = end;
+  }
+  return lengths;
+}
+
+}  // namespace
+
+InputDesign input_design(const Spec& spec) {
+  InputDesign design;
+  if (spec.softcap)
+    design.span = 6 * *spec.softcap;
+  else
+    design.span = spec.dtype == DType::kFloat32 ? kFloat32Span : kSixteenBitSpan;
+  design.sink_center = std::log(static_cast<double>(spec.shape.kv_len)) + 1;
+  design.short_document = std::clamp<int64_t>(spec.shape.q_len / 8, 1, 64);
+  return design;
+}
+
+AttentionInputs verification_inputs(const Spec& spec, uint64_t seed) {
+  const Shape& sh = spec.shape;
+  const InputDesign design = input_design(spec);
+  Draws draws(seed);
+
+  // One ±1 direction per (batch, kv head), shared by its q heads: a kernel that pairs q
+  // with another batch's or head's keys loses the structure. scale * (a w).(c w) =
+  // a c scale head_dim, so a row amplitude of span / (scale head_dim) puts the structured
+  // logits in [-span, span] as c_j ramps over [-1, 1].
+  std::vector<Direction> directions(static_cast<std::size_t>(sh.batch * sh.kv_heads), Direction(static_cast<std::size_t>(sh.head_dim)));
+  for (Direction& w : directions)
+    for (double& sign : w) sign = draws.below(2) ? 1.0 : -1.0;
+  const double unit_amplitude = design.span / (spec.scale * static_cast<double>(sh.head_dim));
+
+  AttentionInputs in;
+  const int64_t q_rows_per_kv_head = sh.group() * sh.q_len;  // q is [b][h][i], h = g * group + r
+  in.q = structured(
+      draws, sh.batch * sh.q_heads * sh.q_len, sh.head_dim,
+      [&](int64_t) {
+        switch (draws.below(3)) {
+          case 0: return 0.0;                                            // flat
+          case 1: return unit_amplitude * (0.5 + 0.5 * draws.unit());    // rising
+          default: return -unit_amplitude * (0.5 + 0.5 * draws.unit());  // falling
+        }
+      },
+      [&](int64_t row) -> const Direction& { return directions[static_cast<std::size_t>(row / q_rows_per_kv_head)]; });
+  in.k = structured(
+      draws, sh.batch * sh.kv_heads * sh.kv_len, sh.head_dim,
+      [&](int64_t row) {
+        const int64_t j = row % sh.kv_len;
+        return -1.0 + 2.0 * (static_cast<double>(j) + 0.5) / static_cast<double>(sh.kv_len);
+      },
+      [&](int64_t row) -> const Direction& { return directions[static_cast<std::size_t>(row / sh.kv_len)]; });
+  const Direction none(static_cast<std::size_t>(sh.head_dim_v));
+  in.v = structured(draws, sh.batch * sh.kv_heads * sh.kv_len, sh.head_dim_v, [](int64_t) { return 0.0; },
+                    [&](int64_t) -> const Direction& { return none; });
+  round_inputs(in, spec.dtype);
+
+  if (spec.segment_ids) {
+    for (int64_t b = 0; b < sh.batch; ++b) {
+      const std::vector<int64_t> q_lengths = document_lengths(draws, sh.q_len, design);
+      const std::vector<int64_t> kv_lengths = kv_lengths_for(draws, q_lengths, sh.q_len, sh.kv_len);
+      std::vector<int32_t> q_ids, kv_ids;
+      for (std::size_t d = 0; d < q_lengths.size(); ++d) {
+        q_ids.push_back(static_cast<int32_t>(d));
+        const bool absent = d + 1 < q_lengths.size() && draws.below(8) == 0;  // never the long one
+        kv_ids.push_back(absent ? kAbsentDocument + static_cast<int32_t>(d) : static_cast<int32_t>(d));
+      }
+      append_runs(q_lengths, q_ids, in.q_segment_ids);
+      append_runs(kv_lengths, kv_ids, in.kv_segment_ids);
+    }
+  }
+  if (spec.sinks) {
+    in.sinks.resize(static_cast<std::size_t>(sh.q_heads));
+    for (float& sink : in.sinks) sink = static_cast<float>(design.sink_center + kSinkSpread * draws.signed_unit());
+  }
+  return in;
+}
+
+}  // namespace kgen

@@ -1,0 +1,50 @@
+// Deterministic inputs for checking a kernel against the reference, built so that every
+// feature of docs/spec-format.md §3 changes the outputs visibly: a kernel that drops the
+// softcap, a sink, the rescale, the max subtraction or the segment comparison fails.
+// Shared by the tpu CPU verifier, the GPU harness and every later pass; docs/verification.md
+// says how each feature is made visible.
+#pragma once
+
+#include <cstdint>
+
+#include "dense_reference.h"
+#include "spec.h"
+
+namespace kgen {
+
+// Every query row gets one of three logit profiles, the same structure on every machine:
+//   flat     s[j] = scale * q.k of uniform noise: |s| well under 1, softmax spread wide;
+//   rising   s[j] grows along kv by `span` from -span to +span: the row max moves at every
+//            kv block (a dropped rescale shows), and for 16-bit dtypes without a softcap it
+//            passes 88.7, where exp without the max subtraction overflows f32;
+//   falling  the mirror image: the max sits in the first kv block of the row.
+// The structure is rank one per kv head: q = noise + a_i w and k = noise + c_j w for a sign
+// vector w of each (batch, kv head), so scale * q.k = a_i c_j scale |w|^2 + noise terms, with
+// c_j ramping from -1 to 1 along kv; q or k read from the wrong batch or head lose it.
+struct InputDesign {
+  double span = 0;          // the largest |logit| a rising or falling row reaches, roughly
+  double sink_center = 0;   // sinks are sink_center + uniform(-3, 3)
+  int64_t short_document = 0;  // segment ids: the first quarter of a row packs documents
+                               // of 1..short_document tokens
+};
+
+// What `verification_inputs` will use for this spec:
+//   softcap c set:           span 6c (over half of the rising/falling logits lie beyond ±2c);
+//   16-bit, no softcap:      span 120 (past exp's f32 overflow at 88.7);
+//   float32, no softcap:     span 12 (f32's 1e-5 tolerance is about one ulp of a logit of
+//                            100 accumulated over head_dim products; overflow is shown by the
+//                            16-bit kernels instead).
+// Sinks are centred on ln(kv_len) + 1: above every logit of the short and flat rows (the sink
+// dominates there), far below the late logits of rising rows (negligible there).
+InputDesign input_design(const Spec& spec);
+
+// The same (spec, seed) gives the same inputs on every machine and standard library. q, k
+// and v are rounded to spec.dtype and never 0; v is uniform in (-1, 1). Sinks are f32.
+// Segment ids: in the first quarter of each row many short documents (log-uniform lengths
+// from 1 to short_document tokens), then one long document to the end of the row, longer
+// than a local window; the kv side has the q side's boundaries (scaled when kv_len
+// differs), except that about one boundary in six is moved by up to 8 tokens and one short
+// document in eight is absent from kv (its rows have nothing to attend).
+AttentionInputs verification_inputs(const Spec& spec, uint64_t seed);
+
+}  // namespace kgen
