@@ -324,11 +324,16 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
 
   // What the kernel file promises, checked by kgen audit against what Clang sees
   // (docs/audit.md): the template declares exactly this kernel and launches it with
-  // sizeof(SharedStorage), which its static_assert holds to the budget.
+  // sizeof(SharedStorage), which its static_assert holds to the budget. The launch is the
+  // one the kernel is built for: one CTA per (batch, head) and q block (the kernel decodes
+  // blockIdx that way), `threads` threads, the same number as its __launch_bounds__.
+  const Json grid = {s.batch * s.q_heads, q_blocks, 1};
+  const Json block = {threads, 1, 1};
   Json interface = {{"entry_points",
                      {{{"name", "kgen::" + symbol + "::forward_kernel"},
                        {"params", {{{"name", "params"}, {"type", "Params const"}, {"grid_constant", true}}}},
                        {"launch_bounds", {{"max_threads", threads}, {"min_blocks", 1}}},
+                       {"launch", {{"grid", grid}, {"block", block}}},
                        {"dynamic_smem_bytes", shared_bytes}}}}};
 
   KernelPlan kernel;

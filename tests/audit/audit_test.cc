@@ -124,6 +124,10 @@ TEST_P(PlantedViolation, IsFoundWithItsRuleAndLine) {
 
 const std::string kKernelDeclaration = "softmax_kernel(const Element* __restrict__ in";
 const std::string kLaunch = "softmax_kernel<<<";
+const std::string kLaunchStatement =
+    "  softmax_kernel<<<grid, kThreads, kSharedBytes, stream>>>(\n"
+    "      static_cast<const Element*>(args.in), static_cast<Element*>(args.out), args.lse, kRows);\n";
+const std::string kSetAttribute = "cudaFuncSetAttribute(\n      softmax_kernel";
 const std::string kCast = "reinterpret_cast<SharedStorage*>(shared_memory)";
 const std::string kGuard = "  if (row >= rows) return;\n";
 
@@ -144,16 +148,51 @@ const std::vector<Plant> kPlants = {
     {"launch_bounds_missing",
      {{kKernel, "__global__ void __launch_bounds__(kThreads, 1)", "__global__ void"}},
      {{rule::kLaunchBounds, kKernel, kKernelDeclaration}}},
+    {"kernel_needs_more_than_the_interface_declares",
+     {{kKernel, "  float warp_sum[kWarps];\n", "  float warp_sum[kWarps];\n  float spare[64];\n"}},
+     {{rule::kDynamicSmem, kKernel, kCast},
+      {rule::kLaunchSmem, kKernel, kSetAttribute},
+      {rule::kLaunchSmem, kKernel, kLaunch}}},
+    // -- the launch: grid, threads per block and shared memory against the interface's "launch"
+    {"launch_threads_256_where_384_needed",  // issue 9's case
+     {{kKernel, "<<<grid, kThreads, kSharedBytes, stream>>>", "<<<grid, 256, kSharedBytes, stream>>>"}},
+     {{rule::kLaunchThreads, kKernel, kLaunch}}},
+    {"launch_grid_differs",
+     {{kKernel, "const dim3 grid(kRows, 1, 1);", "const dim3 grid(kRows / 2, 1, 1);"}},
+     {{rule::kLaunchGrid, kKernel, kLaunch}}},
+    {"launch_block_not_constant",
+     {{kKernel, "<<<grid, kThreads,", "<<<grid, kThreads - (args.lse ? 0 : 128),"}},
+     {{rule::kLaunchNotConstant, kKernel, kLaunch}}},
+    {"launch_missing",
+     {{kKernel, kLaunchStatement, ""}},
+     {{rule::kLaunchMissing, kKernel, kKernelDeclaration}}},
+    {"launch_kernel_ex_with_256_threads",
+     {{kKernel, kLaunchStatement,
+       "  cudaLaunchConfig_t config = {};\n  config.gridDim = grid;\n  config.blockDim = 256;\n"
+       "  config.dynamicSmemBytes = kSharedBytes;\n  config.stream = stream;\n"
+       "  error = cudaLaunchKernelEx(&config, softmax_kernel, static_cast<const Element*>(args.in),\n"
+       "                             static_cast<Element*>(args.out), args.lse, kRows);\n"}},
+     {{rule::kLaunchThreads, kKernel, "cudaLaunchKernelEx(&config"}}},
+    {"cuda_launch_kernel_with_another_grid",
+     {{kKernel, kLaunchStatement,
+       "  const void* in = args.in;\n  void* out = args.out;\n  int rows = kRows;\n"
+       "  void* kernel_args[] = {&in, &out, const_cast<float**>(&args.lse), &rows};\n"
+       "  error = cudaLaunchKernel(softmax_kernel, dim3(kRows, 2), kThreads, kernel_args, kSharedBytes, stream);\n"}},
+     {{rule::kLaunchGrid, kKernel, "cudaLaunchKernel(softmax_kernel"}}},
     {"launch_requests_less_than_the_kernel_needs",
-     {{kKernel, "<<<kRows, kThreads, kSharedBytes, stream>>>", "<<<kRows, kThreads, kSharedBytes - 64, stream>>>"}},
-     {{rule::kDynamicSmem, kKernel, kLaunch}}},
+     {{kKernel, "<<<grid, kThreads, kSharedBytes, stream>>>", "<<<grid, kThreads, kSharedBytes - 64, stream>>>"}},
+     {{rule::kLaunchSmem, kKernel, kLaunch}}},
+    {"launch_requests_more_than_the_interface_declares",
+     {{kKernel, "<<<grid, kThreads, kSharedBytes, stream>>>", "<<<grid, kThreads, kSharedBytes + 128, stream>>>"}},
+     {{rule::kLaunchSmem, kKernel, kLaunch}}},
     {"launch_above_48k_without_opt_in",
      {{kKernel, "cudaFuncSetAttribute(\n      softmax_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes)",
        "cudaSuccess"}},
-     {{rule::kDynamicSmem, kKernel, kLaunch}}},
-    {"kernel_needs_more_than_the_interface_declares",
-     {{kKernel, "  float warp_sum[kWarps];\n", "  float warp_sum[kWarps];\n  float spare[64];\n"}},
-     {{rule::kDynamicSmem, kKernel, kCast}, {rule::kDynamicSmem, kKernel, kLaunch}}},
+     {{rule::kLaunchSmem, kKernel, kLaunch}}},
+    {"smem_attribute_differs",
+     {{kKernel, "cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes)",
+       "cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024)"}},
+     {{rule::kLaunchSmem, kKernel, kSetAttribute}}},
     // -- names and families
     {"second_kernel_family",
      {{kKernel, "}  // namespace audit_sample_sm90a\n",
@@ -224,6 +263,15 @@ const std::vector<Plant> kManifestPlants = {
     {"interface_missing",
      {{kManifest, "\"interface\": {", "\"not_an_interface\": {"}},
      {{rule::kInterface, kKernel, ""}}},
+    {"interface_launch_threads_differ",
+     {{kManifest, "\"block\": [384, 1, 1]", "\"block\": [256, 1, 1]"}},
+     {{rule::kLaunchThreads, kKernel, kLaunch}}},
+    {"interface_launch_grid_differs",
+     {{kManifest, "\"grid\": [4096, 1, 1]", "\"grid\": [4096, 2, 1]"}},
+     {{rule::kLaunchGrid, kKernel, kLaunch}}},
+    {"interface_without_launch",
+     {{kManifest, "\"launch\": {\"block\": [384, 1, 1], \"grid\": [4096, 1, 1]},\n", ""}},
+     {{rule::kInterface, kManifest, "\"interface\""}}},
     {"interface_malformed",
      {{kManifest, "\"dynamic_smem_bytes\": 49280", "\"dynamic_smem_bytes\": \"49280\""}},
      {{rule::kInterface, kManifest, "\"interface\""}}},
@@ -289,6 +337,32 @@ TEST(AuditCommand, FindingExitsOneAndNamesFileLineAndRule) {
                                std::to_string(line_of(text, "printf(")) + ": [device-printf] ";
   EXPECT_NE(result.output.find(expected), std::string::npos) << "expected " << expected << " in\n" << result.output;
   fs::remove_all(root);
+}
+
+// Issue 9's case on a real generated kernel, through the command: its launcher launches 256
+// threads per block where the kernel is built for 384.
+TEST(AuditCommand, GeneratedLaunchOfTooFewThreadsIsCaught) {
+  const fs::path root = kScratch / "command_generated_launch_threads";
+  fs::remove_all(root);
+  fs::create_directories(root);
+  fs::copy(fs::path(KGEN_SOURCE_DIR) / "generated" / "prefix_lm", root / "prefix_lm", fs::copy_options::recursive);
+  const fs::path kernel = root / "prefix_lm" / "prefix_lm.sm90a.cu";
+  std::string text = read(kernel);
+  const std::string launch = "forward_kernel<<<grid, kThreads, kSharedBytes, stream>>>";
+  const std::size_t at = text.find(launch);
+  ASSERT_NE(at, std::string::npos) << "the generated launcher no longer contains: " << launch;
+  text.replace(at, launch.size(), "forward_kernel<<<grid, 256, kSharedBytes, stream>>>");
+  write(kernel, text);
+  const CommandResult result = run(std::string("'") + KGEN_AUDIT_BINARY + "' '" KGEN_SOURCE_DIR "/specs/prefix_lm.json' " +
+                                   "--generated '" + root.string() + "'");
+  EXPECT_EQ(result.status, 1) << result.output;
+  const std::string expected = kernel.lexically_normal().generic_string() + ":" +
+                               std::to_string(line_of(text, "forward_kernel<<<")) +
+                               ": [launch-threads] the launch of 'kgen::prefix_lm_sm90a::forward_kernel' has block "
+                               "(256, 1, 1), 256 threads; the interface says (384, 1, 1), 384 threads";
+  EXPECT_NE(result.output.find(expected), std::string::npos) << "expected " << expected << " in\n" << result.output;
+  EXPECT_NE(result.output.find(", 1 finding(s)"), std::string::npos) << result.output;
+  if (!HasFailure()) fs::remove_all(root);
 }
 
 TEST(AuditCommand, PlaceholdersAreSkipped) {

@@ -129,6 +129,21 @@ TEST(Sm90aPlan, AtomsAndRegisterSplitFollowTheTiles) {
   }
 }
 
+// The launch the kernel file promises (kgen audit holds the generated launcher to it): one CTA
+// per (batch, head) and q block, the kernel's thread count (that of its launch bounds), the
+// plan's shared-memory budget.
+TEST(Sm90aPlan, InterfaceLaunchIsThePlansGridThreadsAndBudget) {
+  Spec spec = spec_with(R"({"type": "causal"})", "", 300, 333, R"({"block_q": 192, "block_kv": 64})");
+  spec.shape.batch = 2;
+  const KernelPlan plan = plan_sm90a_kernel(spec);
+  const Json& entry = plan.interface["entry_points"][0];
+  EXPECT_EQ(entry["launch"]["grid"], Json::parse("[8, 2, 1]"));  // 2 * 4 heads, ceil(300 / 192)
+  EXPECT_EQ(entry["launch"]["block"], Json::parse("[512, 1, 1]"));
+  EXPECT_EQ(entry["launch_bounds"]["max_threads"], plan.context["threads"]);
+  EXPECT_EQ(entry["launch"]["block"][0], plan.context["threads"]);
+  EXPECT_EQ(entry["dynamic_smem_bytes"], plan.context["smem_budget"]);
+}
+
 TEST(Sm90aPlan, TilesBeyondTheConsumerRegistersAreSpecErrors) {
   try {
     spec_with(R"({"type": "causal"})", "", 512, 512, R"({"block_q": 192, "block_kv": 128})");

@@ -53,6 +53,14 @@ int64_t count_at(const Json& object, const std::string& path, const std::string&
   return value.get<int64_t>();
 }
 
+Dim3 dim3_at(const Json& object, const std::string& path, const std::string& key) {
+  const Json& value = member(object, path, key);
+  auto positive = [](const Json& n) { return n.is_number_integer() && n.get<int64_t>() >= 1; };
+  if (!value.is_array() || value.size() != 3 || !std::all_of(value.begin(), value.end(), positive))
+    bad(path + "." + key, "[x, y, z], three integers >= 1");
+  return {value[0].get<int64_t>(), value[1].get<int64_t>(), value[2].get<int64_t>()};
+}
+
 // ---- Comparisons
 
 // Types compare without whitespace, __restrict__ and __restrict being the same qualifier, and
@@ -91,6 +99,10 @@ std::string describe_bounds(const KernelFact& kernel) {
   return text + ")";
 }
 
+std::string describe(const Dim3& dims) {
+  return "(" + std::to_string(dims[0]) + ", " + std::to_string(dims[1]) + ", " + std::to_string(dims[2]) + ")";
+}
+
 std::string join_names(const std::vector<std::string>& names) {
   if (names.empty()) return "none";
   std::string text;
@@ -115,12 +127,16 @@ Merged merge(const PassFacts& device, const PassFacts& host) {
   std::sort(merged.kernels.begin(), merged.kernels.end(), [](const KernelFact& a, const KernelFact& b) {
     return std::tie(a.where.file, a.where.line, a.name) < std::tie(b.where.file, b.where.line, b.name);
   });
-  // A launch is seen by both passes (host functions are parsed in both): keep one, with its size.
+  // A launch is seen by both passes (host functions are parsed in both): keep one, with its
+  // configuration.
   std::map<std::tuple<std::string, unsigned, std::string>, LaunchFact> launches;
   for (const PassFacts* pass : {&host, &device}) {
     for (const LaunchFact& launch : pass->launches) {
       auto [it, fresh] = launches.try_emplace({launch.where.file, launch.where.line, launch.kernel}, launch);
-      if (!fresh && !it->second.smem_bytes) it->second.smem_bytes = launch.smem_bytes;
+      if (fresh) continue;
+      if (!it->second.grid) it->second.grid = launch.grid;
+      if (!it->second.block) it->second.block = launch.block;
+      if (!it->second.smem_bytes) it->second.smem_bytes = launch.smem_bytes;
     }
   }
   for (auto& [key, launch] : launches) merged.launches.push_back(launch);
@@ -197,8 +213,8 @@ void check_launch_bounds(const EntryPointSpec& spec, const KernelFact& kernel, s
                         "'" + kernel.name + "' has " + describe_bounds(kernel) + "; the interface says " + want});
 }
 
-void check_shared_memory(const EntryPointSpec& spec, const KernelFact& kernel, const Merged& merged,
-                         std::vector<Finding>& findings) {
+// The kernel's side of dynamic shared memory: what it uses fits the interface's budget.
+void check_shared_memory(const EntryPointSpec& spec, const KernelFact& kernel, std::vector<Finding>& findings) {
   const int64_t declared = spec.dynamic_smem_bytes;
   const std::string bytes = std::to_string(declared);
   if (kernel.smem_unknown) {
@@ -216,47 +232,94 @@ void check_shared_memory(const EntryPointSpec& spec, const KernelFact& kernel, c
                         "the interface declares " + bytes + " bytes of dynamic shared memory, but '" + kernel.name +
                             "' never uses an extern __shared__ buffer"});
   }
+}
+
+// The shared memory one launch requests: the interface's budget, at least what the kernel
+// needs, and above 48 KiB only after the kernel opted in (else the launch fails).
+void check_launch_smem(const EntryPointSpec& spec, const KernelFact& kernel, const LaunchFact& launch,
+                       const std::string& how, const Merged& merged, std::vector<Finding>& findings) {
+  auto report = [&](const std::string& message) {
+    findings.push_back({launch.where.file, launch.where.line, rule::kLaunchSmem, message});
+  };
+  const int64_t requested = *launch.smem_bytes;
+  const std::string requests = how + " requests " + std::to_string(requested) + " bytes of dynamic shared memory";
+  if (requested != spec.dynamic_smem_bytes)
+    report(requests + "; the interface declares " + std::to_string(spec.dynamic_smem_bytes));
+  if (kernel.smem_need && requested < *kernel.smem_need)
+    report(requests + ", but the kernel needs sizeof(" + kernel.smem_need_type + ") = " +
+           std::to_string(*kernel.smem_need));
+  if (requested <= kDefaultDynamicSmemLimit) return;
+  std::optional<int64_t> raised;
+  for (const SmemAttributeFact& attribute : merged.smem_attributes)
+    if (attribute.kernel == kernel.name && attribute.bytes && (!raised || *attribute.bytes > *raised))
+      raised = attribute.bytes;
+  if (!raised || *raised < requested)
+    report(requests + ", more than 48 KiB, but the file " +
+           (raised ? "raises cudaFuncAttributeMaxDynamicSharedMemorySize only to " + std::to_string(*raised)
+                   : std::string("never sets cudaFuncAttributeMaxDynamicSharedMemorySize for it")) +
+           ": the launch would fail");
+}
+
+// One launch against the launch the interface describes: grid, threads per block, dynamic
+// shared memory, each evaluated by Clang as a compile-time constant.
+void check_launch(const EntryPointSpec& spec, const KernelFact& kernel, const LaunchFact& launch, const Merged& merged,
+                  std::vector<Finding>& findings) {
+  auto report = [&](const char* rule, const std::string& message) {
+    findings.push_back({launch.where.file, launch.where.line, rule, message});
+  };
+  const std::string how = (launch.how == "<<<>>>" ? "the launch" : "the " + launch.how + " launch") + " of '" +
+                          kernel.name + "'";
+  const LaunchSpec& want = spec.launch;
+  const int64_t want_threads = want.block[0] * want.block[1] * want.block[2];
+  std::vector<std::string> unknown;
+  if (!launch.grid) unknown.push_back("grid");
+  if (!launch.block) unknown.push_back("block");
+  if (!launch.smem_bytes) unknown.push_back("dynamic shared memory size");
+  if (!unknown.empty())
+    report(rule::kLaunchNotConstant,
+           how + ": its " + join_names(unknown) + (unknown.size() == 1 ? " is" : " are") +
+               " not a compile-time constant (or not found by the audit); the interface says grid " +
+               describe(want.grid) + ", block " + describe(want.block) + ", " +
+               std::to_string(spec.dynamic_smem_bytes) + " bytes");
+  if (launch.grid && *launch.grid != want.grid)
+    report(rule::kLaunchGrid, how + " has grid " + describe(*launch.grid) + "; the interface says " +
+                                  describe(want.grid));
+  if (launch.block && *launch.block != want.block) {
+    const Dim3& block = *launch.block;
+    report(rule::kLaunchThreads, how + " has block " + describe(block) + ", " +
+                                     std::to_string(block[0] * block[1] * block[2]) +
+                                     " threads; the interface says " + describe(want.block) + ", " +
+                                     std::to_string(want_threads) + " threads, the kernel's design (" +
+                                     describe_bounds(spec.launch_bounds) + ")");
+  }
+  if (launch.smem_bytes) check_launch_smem(spec, kernel, launch, how, merged, findings);
+}
+
+// Every launch of the entry point in the file, and the shared-memory size it opts in to.
+void check_launches(const EntryPointSpec& spec, const KernelFact& kernel, const Merged& merged,
+                    std::vector<Finding>& findings) {
   bool launched = false;
   for (const LaunchFact& launch : merged.launches) {
     if (launch.kernel != kernel.name) continue;
     launched = true;
-    const std::string how = launch.how == "<<<>>>" ? "the launch" : "the " + launch.how + " launch";
-    if (!launch.smem_bytes) {
-      findings.push_back({launch.where.file, launch.where.line, rule::kDynamicSmem,
-                          how + " of '" + kernel.name +
-                              "' requests a dynamic shared memory size that is not a compile-time constant (or "
-                              "that the audit cannot find); the interface declares " + bytes});
-      continue;
-    }
-    const int64_t requested = *launch.smem_bytes;
-    if (requested != declared)
-      findings.push_back({launch.where.file, launch.where.line, rule::kDynamicSmem,
-                          how + " of '" + kernel.name + "' requests " + std::to_string(requested) +
-                              " bytes of dynamic shared memory; the interface declares " + bytes});
-    if (kernel.smem_need && requested < *kernel.smem_need)
-      findings.push_back({launch.where.file, launch.where.line, rule::kDynamicSmem,
-                          how + " of '" + kernel.name + "' requests " + std::to_string(requested) +
-                              " bytes of dynamic shared memory, but the kernel needs sizeof(" +
-                              kernel.smem_need_type + ") = " + std::to_string(*kernel.smem_need)});
-    if (requested > kDefaultDynamicSmemLimit) {
-      std::optional<int64_t> raised;
-      for (const SmemAttributeFact& attribute : merged.smem_attributes)
-        if (attribute.kernel == kernel.name && attribute.bytes && (!raised || *attribute.bytes > *raised))
-          raised = attribute.bytes;
-      if (!raised || *raised < requested)
-        findings.push_back(
-            {launch.where.file, launch.where.line, rule::kDynamicSmem,
-             how + " of '" + kernel.name + "' requests " + std::to_string(requested) +
-                 " bytes of dynamic shared memory, more than 48 KiB, but the file " +
-                 (raised ? "raises cudaFuncAttributeMaxDynamicSharedMemorySize only to " + std::to_string(*raised)
-                         : std::string("never sets cudaFuncAttributeMaxDynamicSharedMemorySize for it")) +
-                 ": the launch would fail"});
-    }
+    check_launch(spec, kernel, launch, merged, findings);
   }
   if (!launched)
-    findings.push_back({kernel.where.file, kernel.where.line, rule::kDynamicSmem,
+    findings.push_back({kernel.where.file, kernel.where.line, rule::kLaunchMissing,
                         "no launch of '" + kernel.name + "' in this file (<<<>>>, cudaLaunchKernel or "
-                        "cudaLaunchKernelEx): the shared memory the launcher requests cannot be checked"});
+                        "cudaLaunchKernelEx): its grid, block and shared memory cannot be checked"});
+  for (const SmemAttributeFact& attribute : merged.smem_attributes) {
+    if (attribute.kernel != kernel.name) continue;
+    const std::string what = "cudaFuncSetAttribute(" + kernel.name + ", cudaFuncAttributeMaxDynamicSharedMemorySize, ";
+    if (!attribute.bytes)
+      findings.push_back({attribute.where.file, attribute.where.line, rule::kLaunchNotConstant,
+                          what + "n): n is not a compile-time constant; the interface declares " +
+                              std::to_string(spec.dynamic_smem_bytes) + " bytes"});
+    else if (*attribute.bytes != spec.dynamic_smem_bytes)
+      findings.push_back({attribute.where.file, attribute.where.line, rule::kLaunchSmem,
+                          what + std::to_string(*attribute.bytes) + "): the interface declares " +
+                              std::to_string(spec.dynamic_smem_bytes) + " bytes"});
+  }
 }
 
 void check_interface(const CudaKernelFile& file, const KernelInterface& interface, const Merged& merged,
@@ -275,7 +338,8 @@ void check_interface(const CudaKernelFile& file, const KernelInterface& interfac
     }
     check_params(spec, *kernel, findings);
     check_launch_bounds(spec, *kernel, findings);
-    check_shared_memory(spec, *kernel, merged, findings);
+    check_shared_memory(spec, *kernel, findings);
+    check_launches(spec, *kernel, merged, findings);
   }
   for (const KernelFact& kernel : merged.kernels)
     if (std::find(promised.begin(), promised.end(), kernel.name) == promised.end())
@@ -343,7 +407,7 @@ KernelInterface parse_interface(const Json& json) {
     const std::string path = root + ".entry_points[" + std::to_string(k) + "]";
     const Json& entry = entries[k];
     if (!entry.is_object()) bad(path, "an object");
-    only_keys(entry, path, {"name", "params", "launch_bounds", "dynamic_smem_bytes"});
+    only_keys(entry, path, {"name", "params", "launch_bounds", "launch", "dynamic_smem_bytes"});
     EntryPointSpec spec;
     spec.name = string_at(entry, path, "name");
     const Json& params = member(entry, path, "params");
@@ -366,6 +430,12 @@ KernelInterface parse_interface(const Json& json) {
     spec.launch_bounds.max_threads = count_at(bounds, bounds_path, "max_threads", 1);
     if (bounds.contains("min_blocks")) spec.launch_bounds.min_blocks = count_at(bounds, bounds_path, "min_blocks", 0);
     if (bounds.contains("max_blocks")) spec.launch_bounds.max_blocks = count_at(bounds, bounds_path, "max_blocks", 0);
+    const Json& launch = member(entry, path, "launch");
+    const std::string launch_path = path + ".launch";
+    if (!launch.is_object()) bad(launch_path, "an object {\"grid\": [x, y, z], \"block\": [x, y, z]}");
+    only_keys(launch, launch_path, {"grid", "block"});
+    spec.launch.grid = dim3_at(launch, launch_path, "grid");
+    spec.launch.block = dim3_at(launch, launch_path, "block");
     spec.dynamic_smem_bytes = count_at(entry, path, "dynamic_smem_bytes", 0);
     interface.entry_points.push_back(spec);
   }
@@ -435,11 +505,16 @@ Json observed_interface(const Merged& merged) {
     if (kernel.min_blocks) bounds["min_blocks"] = *kernel.min_blocks;
     if (kernel.max_blocks) bounds["max_blocks"] = *kernel.max_blocks;
     std::optional<int64_t> bytes = kernel.smem_need;
-    for (const LaunchFact& launch : merged.launches)
-      if (launch.kernel == kernel.name && launch.smem_bytes) bytes = launch.smem_bytes;
+    Json launched;  // the (last) launch whose grid and block are constants
+    for (const LaunchFact& launch : merged.launches) {
+      if (launch.kernel != kernel.name) continue;
+      if (launch.smem_bytes) bytes = launch.smem_bytes;
+      if (launch.grid && launch.block) launched = {{"grid", *launch.grid}, {"block", *launch.block}};
+    }
     entry_points.push_back({{"name", kernel.name},
                             {"params", params},
                             {"launch_bounds", kernel.has_launch_bounds ? bounds : Json()},
+                            {"launch", launched},
                             {"dynamic_smem_bytes", bytes ? Json(*bytes) : Json()}});
   }
   return Json{{"entry_points", entry_points}};

@@ -4,6 +4,7 @@
 // interface format.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -35,6 +36,11 @@ inline constexpr const char* kEntryPoints = "entry-points";
 inline constexpr const char* kKernelParams = "kernel-params";
 inline constexpr const char* kLaunchBounds = "launch-bounds";
 inline constexpr const char* kDynamicSmem = "dynamic-smem";
+inline constexpr const char* kLaunchMissing = "launch-missing";
+inline constexpr const char* kLaunchNotConstant = "launch-not-constant";
+inline constexpr const char* kLaunchGrid = "launch-grid";
+inline constexpr const char* kLaunchThreads = "launch-threads";
+inline constexpr const char* kLaunchSmem = "launch-smem";
 inline constexpr const char* kKernelNamespace = "kernel-namespace";
 inline constexpr const char* kKernelFamilies = "kernel-families";
 inline constexpr const char* kLocalArrayIndex = "local-array-dynamic-index";
@@ -60,10 +66,20 @@ struct LaunchBoundsSpec {
   std::optional<int64_t> max_blocks;
 };
 
+using Dim3 = std::array<int64_t, 3>;  // x, y, z of a dim3
+
+// The launch the kernel is designed for; its dynamic shared memory is the entry point's
+// dynamic_smem_bytes.
+struct LaunchSpec {
+  Dim3 grid{};
+  Dim3 block{};
+};
+
 struct EntryPointSpec {
   std::string name;  // qualified, anonymous namespaces left out: kgen::<symbol>::forward_kernel
   std::vector<ParamSpec> params;
   LaunchBoundsSpec launch_bounds;
+  LaunchSpec launch;
   int64_t dynamic_smem_bytes = 0;  // what the launcher requests and the kernel may use
 };
 

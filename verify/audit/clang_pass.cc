@@ -139,6 +139,29 @@ std::optional<int64_t> constant_int(const Expr* expr, const ASTContext& ast) {
   return result.Val.getInt().getExtValue();
 }
 
+// A launch dimension as Clang's constant evaluator computes it: through dim3's constexpr
+// constructor (`kThreads` converted to dim3, `dim3(a, b, 1)`, a `const dim3 grid(...)` built
+// from constants and copied into the launch). nullopt when it is not a compile-time constant.
+std::optional<Dim3> constant_dim3(const Expr* expr, const ASTContext& ast) {
+  if (!expr || expr->isValueDependent() || expr->isTypeDependent()) return std::nullopt;
+  const CXXRecordDecl* record = expr->getType()->getAsCXXRecordDecl();
+  if (!record) return std::nullopt;
+  Expr::EvalResult result;
+  if (!expr->EvaluateAsRValue(result, ast) || result.HasSideEffects || !result.Val.isStruct()) return std::nullopt;
+  Dim3 dims{};
+  int found = 0;
+  for (const FieldDecl* field : record->fields()) {
+    const std::string name = field->getName().str();
+    const int axis = name == "x" ? 0 : name == "y" ? 1 : name == "z" ? 2 : -1;
+    const APValue& value = result.Val.getStructField(field->getFieldIndex());
+    if (axis < 0 || !value.isInt()) return std::nullopt;
+    dims[static_cast<std::size_t>(axis)] = value.getInt().getExtValue();
+    ++found;
+  }
+  if (found != 3) return std::nullopt;
+  return dims;
+}
+
 bool is_double(QualType type) {
   if (type.isNull() || type->isDependentType()) return false;
   const QualType canonical = type.getCanonicalType();
@@ -463,13 +486,17 @@ class LaunchScanner : public RecursiveASTVisitor<LaunchScanner> {
 
   bool shouldVisitLambdaBody() const { return true; }
 
+  // kernel<<<grid, block, bytes, stream>>>: the configuration is a call of
+  // __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t bytes, stream).
   bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr* call) {
     const FunctionDecl* kernel = call->getDirectCallee();
-    if (!kernel) return true;
-    std::optional<int64_t> bytes = 0;  // <<<grid, block>>>: none
-    if (const CallExpr* config = call->getConfig(); config && config->getNumArgs() > 2)
-      bytes = constant_int(config->getArg(2), state_.ast());
-    add_launch(kernel, call->getBeginLoc(), "<<<>>>", bytes);
+    const CallExpr* config = call->getConfig();
+    if (!kernel || !config || config->getNumArgs() < 2) return true;
+    LaunchFact& launch = add_launch(kernel, call->getBeginLoc(), "<<<>>>");
+    launch.grid = constant_dim3(config->getArg(0), state_.ast());
+    launch.block = constant_dim3(config->getArg(1), state_.ast());
+    launch.smem_bytes = 0;  // <<<grid, block>>>: none
+    if (config->getNumArgs() > 2) launch.smem_bytes = constant_int(config->getArg(2), state_.ast());
     return true;
   }
 
@@ -478,12 +505,19 @@ class LaunchScanner : public RecursiveASTVisitor<LaunchScanner> {
     if (!callee || isa<CUDAKernelCallExpr>(call)) return true;
     const std::string name = callee->getNameAsString();
     if (name == "cudaLaunchKernel" && call->getNumArgs() >= 5) {
-      if (const FunctionDecl* kernel = referenced_function(call->getArg(0)))
-        add_launch(kernel, call->getBeginLoc(), name, constant_int(call->getArg(4), state_.ast()));
+      // cudaLaunchKernel(kernel, grid, block, args, bytes, stream)
+      if (const FunctionDecl* kernel = referenced_function(call->getArg(0))) {
+        LaunchFact& launch = add_launch(kernel, call->getBeginLoc(), name);
+        launch.grid = constant_dim3(call->getArg(1), state_.ast());
+        launch.block = constant_dim3(call->getArg(2), state_.ast());
+        launch.smem_bytes = constant_int(call->getArg(4), state_.ast());
+      }
     } else if ((name == "cudaLaunchKernelEx" || name == "cudaLaunchKernelExC") && call->getNumArgs() >= 2) {
+      // cudaLaunchKernelEx(&config, kernel, ...): the configuration is assigned to `config`'s
+      // members in this function (finish() fills it in).
       if (const FunctionDecl* kernel = referenced_function(call->getArg(1))) {
-        ex_launches_.push_back({referenced_variable(call->getArg(0)), static_cast<std::size_t>(state_.facts().launches.size())});
-        add_launch(kernel, call->getBeginLoc(), name, std::nullopt);
+        ex_launches_.push_back({referenced_variable(call->getArg(0)), state_.facts().launches.size()});
+        add_launch(kernel, call->getBeginLoc(), name);
       }
     } else if (name == "cudaFuncSetAttribute" && call->getNumArgs() >= 3) {
       const auto* attribute = dyn_cast<DeclRefExpr>(call->getArg(1)->IgnoreParenImpCasts());
@@ -498,30 +532,51 @@ class LaunchScanner : public RecursiveASTVisitor<LaunchScanner> {
 
   // config.dynamicSmemBytes = n, for cudaLaunchKernelEx.
   bool VisitBinaryOperator(BinaryOperator* op) {
-    if (op->getOpcode() != BO_Assign) return true;
-    const auto* member = dyn_cast<MemberExpr>(op->getLHS()->IgnoreParenImpCasts());
-    if (!member || member->getMemberDecl()->getName() != "dynamicSmemBytes") return true;
-    if (const VarDecl* config = referenced_variable(member->getBase()))
-      config_bytes_[config] = constant_int(op->getRHS(), state_.ast());
+    if (op->getOpcode() == BO_Assign) assign_config(op->getLHS(), op->getRHS());
+    return true;
+  }
+
+  // config.gridDim = grid, config.blockDim = block: dim3's (trivial) assignment operator.
+  bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr* call) {
+    if (call->getOperator() == OO_Equal && call->getNumArgs() == 2) assign_config(call->getArg(0), call->getArg(1));
     return true;
   }
 
   void finish() {
     for (const auto& [config, index] : ex_launches_) {
-      auto it = config ? config_bytes_.find(config) : config_bytes_.end();
-      if (it != config_bytes_.end()) state_.facts().launches[index].smem_bytes = it->second;
+      auto it = config ? configs_.find(config) : configs_.end();
+      if (it == configs_.end()) continue;
+      LaunchFact& launch = state_.facts().launches[index];
+      launch.grid = it->second.grid;
+      launch.block = it->second.block;
+      launch.smem_bytes = it->second.smem_bytes;
     }
   }
 
  private:
-  void add_launch(const FunctionDecl* kernel, SourceLocation loc, const std::string& how,
-                  std::optional<int64_t> bytes) {
-    state_.facts().launches.push_back({state_.qualified_name(pattern_of(kernel)), state_.where(loc), how, bytes});
+  LaunchFact& add_launch(const FunctionDecl* kernel, SourceLocation loc, const std::string& how) {
+    LaunchFact& launch = state_.facts().launches.emplace_back();
+    launch.kernel = state_.qualified_name(pattern_of(kernel));
+    launch.where = state_.where(loc);
+    launch.how = how;
+    return launch;
+  }
+
+  // `variable.member = value` where the member is one of cudaLaunchConfig_t's.
+  void assign_config(const Expr* lhs, const Expr* rhs) {
+    const auto* member = dyn_cast<MemberExpr>(lhs->IgnoreParenImpCasts());
+    const VarDecl* config = member ? referenced_variable(member->getBase()) : nullptr;
+    if (!config) return;
+    const std::string name = member->getMemberDecl()->getName().str();
+    LaunchFact& values = configs_[config];
+    if (name == "gridDim") values.grid = constant_dim3(rhs, state_.ast());
+    else if (name == "blockDim") values.block = constant_dim3(rhs, state_.ast());
+    else if (name == "dynamicSmemBytes") values.smem_bytes = constant_int(rhs, state_.ast());
   }
 
   PassState& state_;
   std::vector<std::pair<const VarDecl*, std::size_t>> ex_launches_;
-  std::map<const VarDecl*, std::optional<int64_t>> config_bytes_;
+  std::map<const VarDecl*, LaunchFact> configs_;  // what each launch configuration was assigned
 };
 
 // ---- The translation unit: entry points, and every function of the audited files.

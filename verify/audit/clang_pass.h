@@ -49,7 +49,9 @@ struct LaunchFact {
   std::string kernel;  // qualified name of the launched entry point
   Location where;
   std::string how;     // "<<<>>>", "cudaLaunchKernel", "cudaLaunchKernelEx"
-  std::optional<int64_t> smem_bytes;  // nullopt: not a compile-time constant, or not found
+  // Each nullopt when not a compile-time constant, or not found.
+  std::optional<Dim3> grid, block;
+  std::optional<int64_t> smem_bytes;
 };
 
 struct SmemAttributeFact {

@@ -20,7 +20,7 @@ using namespace cute;
 
 using Element = cutlass::bfloat16_t;
 
-constexpr int kThreads = 256;
+constexpr int kThreads = 384;
 constexpr int kWarps = kThreads / 32;
 constexpr int kValues = kCols / kThreads;
 constexpr float kScale = 0.125f;
@@ -105,7 +105,8 @@ Result launch(const Arguments& args, cudaStream_t stream) {
   cudaError_t error = cudaFuncSetAttribute(
       softmax_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes);
   if (error != cudaSuccess) return Result{Status::kCudaError, "cudaFuncSetAttribute failed", error};
-  softmax_kernel<<<kRows, kThreads, kSharedBytes, stream>>>(
+  const dim3 grid(kRows, 1, 1);
+  softmax_kernel<<<grid, kThreads, kSharedBytes, stream>>>(
       static_cast<const Element*>(args.in), static_cast<Element*>(args.out), args.lse, kRows);
   error = cudaGetLastError();
   if (error != cudaSuccess) return Result{Status::kCudaError, "the kernel launch failed", error};
