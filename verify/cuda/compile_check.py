@@ -95,6 +95,19 @@ def tool_versions(args):
     return versions
 
 
+def readable(functions):
+    """The functions with demangled names: nvcc names an anonymous namespace after a hash that
+    need not be the same in another checkout, and receipts must not change with it."""
+    names = [fn["function"] for fn in functions]
+    try:
+        out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True).stdout.split("\n")
+    except OSError:
+        out = []
+    if len(out) < len(names):
+        out = names
+    return [dict(fn, function=name) for fn, name in zip(functions, out)]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("kernel")
@@ -195,7 +208,7 @@ def main():
                                          for part in command[1:-4]] + ["-c", name]),
         **tool_versions(args),
         "registers": registers,
-        "functions": functions,
+        "functions": readable(functions),
         "hgmma": hgmma,
         "setmaxnreg": setmaxnreg,
         "local_memory_instructions": local,
