@@ -65,7 +65,7 @@ PY
 
 case "${1:-}" in
   --gpu-runs)
-    [ $# -eq 2 ] && [ -d "$2" ] || { sed -n '4,14p' "$0" >&2; exit 2; }
+    [ $# -eq 2 ] && [ -d "$2" ] || { sed -n '5,13p' "$0" >&2; exit 2; }
     for run in "$2"/*.json; do
       name=$(basename "$run" .json)
       # The feature specs of tests/cuda/specs run too; their kernels are not checked in.
@@ -76,7 +76,7 @@ case "${1:-}" in
     ;;
   --gpu)
     shift
-    (($#)) || { sed -n '4,14p' "$0" >&2; exit 2; }
+    (($#)) || { sed -n '5,13p' "$0" >&2; exit 2; }
     for spec in "$@"; do
       read -r name generation sm90a < <(spec_facts "$spec") || { status=1; continue; }
       [ "$sm90a" = True ] || continue
@@ -85,7 +85,7 @@ case "${1:-}" in
     exit $status
     ;;
   ""|-*)
-    sed -n '4,14p' "$0" >&2
+    sed -n '5,13p' "$0" >&2
     exit 2
     ;;
 esac

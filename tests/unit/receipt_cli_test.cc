@@ -85,6 +85,13 @@ TEST_F(ReceiptCli, AddingTheSameFactsAgainRewritesNothing) {
   EXPECT_EQ(kgen::read_text_file((root_ / "docs/receipts/splash.tpu.json").string()).value(), before);
 }
 
+TEST_F(ReceiptCli, AGpuRunIsRecordedBesideTheCompileCheck) {
+  add("sm90a", "gpu");  // optional: only when a GPU was lent
+  EXPECT_EQ(check().status, 0);
+  const kgen::Json receipt = kgen::read_receipt((root_ / "docs/receipts/splash.sm90a.json").string()).value();
+  EXPECT_EQ(receipt["checks"].size(), 2u) << receipt.dump(2);
+}
+
 TEST_F(ReceiptCli, AKernelWithOneByteChangedIsStale) {
   flip(root_ / "generated/splash/splash.tpu.mlir");
   const Result result = check();
