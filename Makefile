@@ -35,14 +35,14 @@ audit: build
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-# Every generated tpu kernel executed on the CPU against the reference (also in make
-# test), then compiled by libtpu for its spec's TPU generation, deviceless (no TPU here;
-# docs/tpu-deviceless-compile.md).
+# Regenerates the receipts docs/receipts/<name>.<target>.json of SPEC (default: every spec;
+# docs/receipts.md): each tpu kernel executed on the CPU against the reference, checked by
+# jaxlib's real Mosaic dialect and compiled by libtpu for its spec's TPU generation,
+# deviceless (docs/tpu-deviceless-compile.md); each sm90a kernel compiled for sm_90a and its
+# SASS checked. Commit the receipts with the kernels they describe.
 verify: build
 	@deps/install.sh libtpu
-	@status=0; for spec in $(SPECS); do grep -q '"tpu"' $$spec || continue; \
-	  $(KGEN) verify $$spec --target tpu || status=1; done; exit $$status
-	verify/compile_tpu_kernels.sh .venv-libtpu/bin/python
+	@KGEN=$(KGEN) verify/write_receipts.sh $(SPEC)
 
 # sm90a without a GPU: compiles every generated sm90a kernel (and the feature specs of
 # tests/cuda/specs) with nvcc for sm_90a, checks each (no spills or local memory, wgmma
@@ -56,10 +56,10 @@ bench-cuda: build
 	@ninja -C $(BUILD) -j $(JOBS) sm90a_bench_harnesses
 
 # On a machine with an H100/H200: every sm90a kernel run by its harness against the float64
-# reference (docs/sm90a-kernel.md, "Running on a GPU"). Fails without a GPU.
+# reference (docs/sm90a-kernel.md, "Running on a GPU"), recorded as the gpu check of its
+# receipt. Fails without a GPU.
 verify-gpu: cuda
-	@status=0; for spec in $(SPECS); do grep -q '"sm90a"' $$spec || continue; \
-	  $(KGEN) verify $$spec --target sm90a || status=1; done; exit $$status
+	@KGEN=$(KGEN) verify/write_receipts.sh --gpu $(SPEC)
 
 clean:
 	rm -rf $(BUILD)

@@ -121,4 +121,25 @@ std::string explain_spec(const Spec& spec) {
   return out.str();
 }
 
+std::string explain_receipts(const Spec& spec, const ReceiptPaths& paths) {
+  std::ostringstream out;
+  out << "\n  receipts (" << paths.receipts << "/; make verify SPEC=" << spec.source << " regenerates them):\n";
+  for (const std::string& target : spec.target_names()) {
+    out << "    " << target << ": ";
+    const std::optional<ReceiptRule> rule = receipt_rule(target);
+    if (!rule) {
+      out << "none: a placeholder kernel, nothing runs on it yet\n";
+      continue;
+    }
+    const ReceiptStatus status = kernel_receipt_status(paths, spec.name, target, *rule);
+    out << status_name(status.kind);
+    std::string checks;
+    for (const std::string& check : status.checks) checks += (checks.empty() ? "" : ", ") + check;
+    if (!checks.empty()) out << " (" << checks << ")";
+    for (const std::string& reason : status.reasons) out << "; " << reason;
+    out << "\n";
+  }
+  return out.str();
+}
+
 }  // namespace kgen

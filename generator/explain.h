@@ -3,11 +3,16 @@
 
 #include <string>
 
+#include "receipts.h"
 #include "spec.h"
 
 namespace kgen {
 
 std::string explain_spec(const Spec& spec);
+
+// Each kernel's receipt status (docs/receipts.md): current with the checks it holds, or
+// stale, incomplete, missing, invalid and why; placeholder targets have none.
+std::string explain_receipts(const Spec& spec, const ReceiptPaths& paths);
 
 // One character per tile: '.' empty, '+' partial, '#' full; one line per q block. Maps
 // wider than `max_columns` are drawn with each character covering several tiles (empty

@@ -14,6 +14,8 @@
 #include "explain.h"
 #include "output_writer.h"
 #include "plan_json.h"
+#include "receipt_command.h"
+#include "receipts.h"
 #include "spec.h"
 #include "spec_outputs.h"
 #include "template_engine.h"
@@ -38,6 +40,7 @@ const std::string kUsage =
     "       kgen explain SPEC                        summarize a spec for a reviewer\n"
     "       kgen verify SPEC --target T [...]        check a generated kernel against the reference\n"
     "       kgen audit SPEC... [--generated DIR]     check generated CUDA with Clang (docs/audit.md)\n"
+    "       kgen receipt add|check [...]             record checks in, or check, docs/receipts/ (docs/receipts.md)\n"
     "common option: --root DIR   the project root (templates/, and what spec paths are relative to)\n";
 
 struct Arguments {
@@ -147,12 +150,14 @@ int run_gen(const Arguments& args) {
 int run(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "verify") become(KGEN_VERIFY_BINARY, argv);
   if (argc >= 2 && std::string(argv[1]) == "audit") become(KGEN_AUDIT_BINARY, argv);
+  if (argc >= 2 && std::string(argv[1]) == "receipt") return run_receipt_command(argc, argv, KGEN_PROJECT_ROOT);
   const Arguments args = parse_arguments(argc, argv);
   if (args.command == "gen") return run_gen(args);
   const std::string& file = args.specs.front();
   const Spec spec = load_spec(file, root_of(args));
   std::cout << naming_spec_file(file, [&] {
-    return args.command == "plan" ? plan_json(spec, args.options.at("--target")).dump() + "\n" : explain_spec(spec);
+    return args.command == "plan" ? plan_json(spec, args.options.at("--target")).dump() + "\n"
+                                  : explain_spec(spec) + explain_receipts(spec, ReceiptPaths{});
   });
   return 0;
 }

@@ -15,22 +15,6 @@ namespace kgen {
 namespace fs = std::filesystem;
 namespace {
 
-void write_atomically(const fs::path& path, const std::string& content) {
-  fs::create_directories(path.parent_path());
-  const fs::path temporary = path.string() + ".kgen-tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << content;
-    out.flush();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(temporary, ignored);
-      throw std::runtime_error("cannot write " + temporary.string());
-    }
-  }
-  fs::rename(temporary, path);
-}
-
 // The files one spec folder's MANIFEST.json says kgen wrote there (itself included).
 std::set<std::string> files_in_old_manifest(const fs::path& folder) {
   std::set<std::string> names;
@@ -49,6 +33,22 @@ std::set<std::string> folders_of(const std::vector<GeneratedFile>& files) {
 }
 
 }  // namespace
+
+void write_atomically(const std::filesystem::path& path, const std::string& content) {
+  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+  const fs::path temporary = path.string() + ".kgen-tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << content;
+    out.flush();
+    if (!out) {
+      std::error_code ignored;
+      fs::remove(temporary, ignored);
+      throw std::runtime_error("cannot write " + temporary.string());
+    }
+  }
+  fs::rename(temporary, path);
+}
 
 WriteReport write_outputs(const std::string& out_dir, const std::vector<GeneratedFile>& files) {
   WriteReport report;

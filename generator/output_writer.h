@@ -2,6 +2,7 @@
 // when their content changed, and never partially.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,10 @@ struct WriteReport {
   std::vector<std::string> unchanged;
   std::vector<std::string> removed;    // listed by the old manifest, no longer generated
 };
+
+// Writes `content` to `path` (creating its folder) through a temporary beside it and a
+// rename, so a reader never sees a partial file. Also how receipts are written.
+void write_atomically(const std::filesystem::path& path, const std::string& content);
 
 WriteReport write_outputs(const std::string& out_dir, const std::vector<GeneratedFile>& files);
 

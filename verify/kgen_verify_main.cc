@@ -1,16 +1,17 @@
 // kgen-verify: checks a generated kernel against the float64 reference. `kgen verify`
 // runs this binary, which keeps MLIR out of the generator.
 //
-//   kgen-verify SPEC --target tpu [--generated DIR] [--seed N] [--max-pairs N] [--root DIR]
+//   kgen-verify SPEC --target tpu [--generated DIR] [--seed N] [--max-pairs N] [--report FILE] [--root DIR]
 //   kgen-verify SPEC --target tpu --mutants [--filter TEXT] [--sample N] [--jobs N] [--min-score PERCENT] [...]
-//   kgen-verify SPEC --target sm90a --compile-only [--generated DIR] [--root DIR]
+//   kgen-verify SPEC --target sm90a --compile-only [--generated DIR] [--report FILE] [--root DIR]
 //   kgen-verify SPEC --target sm90a [--seed N] [--receipt FILE] [--root DIR]
 //
 // The tpu kernel runs on the CPU; with --mutants, so does every mutant of it
-// (verify/mutation_score.h), and the exit status says whether enough were rejected. With --compile-only the sm90a kernel is compiled for sm_90a
-// and its SASS inspected (verify/cuda/compile_check.py): no GPU is needed, none is used.
+// (verify/mutation_score.h), and the exit status says whether enough were rejected. With
+// --compile-only the sm90a kernel is compiled for sm_90a and its SASS inspected (verify/cuda/compile_check.py): no GPU is needed, none is used.
 // Without it, the kernel's GPU harness (built by `make cuda` from generated/ and
-// tests/cuda/specs) runs it on the current GPU against the reference.
+// tests/cuda/specs) runs it on the current GPU against the reference. --report writes the
+// check's facts as JSON for the kernel's receipt (`kgen receipt add`, docs/receipts.md).
 //
 // Exit status: 0 the kernel matches, 1 it does not (or does not compile), 2 bad
 // arguments or spec.
@@ -29,8 +30,10 @@
 #include "diagnostics.h"
 #include "exit_status.h"
 #include "mutation_score.h"
+#include "output_writer.h"
 #include "spec.h"
 #include "tpu_verifier.h"
+#include "tpu_verify_report.h"
 
 #ifndef KGEN_PROJECT_ROOT
 #error "the build defines KGEN_PROJECT_ROOT"
@@ -40,16 +43,19 @@ namespace kgen {
 namespace {
 
 const char kUsage[] =
-    "usage: kgen verify SPEC --target tpu [--generated DIR] [--seed N] [--max-pairs N] [--root DIR]\n"
+    "usage: kgen verify SPEC --target tpu [--generated DIR] [--seed N] [--max-pairs N] [--report FILE] [--root DIR]\n"
     "       kgen verify SPEC --target tpu --mutants [--filter TEXT] [--sample N] [--jobs N] [--min-score PERCENT] [same options]\n"
-    "       kgen verify SPEC --target sm90a --compile-only [--generated DIR] [--root DIR]\n"
+    "       kgen verify SPEC --target sm90a --compile-only [--generated DIR] [--report FILE] [--root DIR]\n"
     "       kgen verify SPEC --target sm90a [--seed N] [--receipt FILE] [--root DIR]   (on a GPU, after make cuda)\n";
 
-// Replaces this process with the compile-only check of one sm90a kernel.
-[[noreturn]] void compile_check_sm90a(const std::string& kernel) {
-  const char* argv[] = {KGEN_PYTHON, KGEN_COMPILE_CHECK, kernel.c_str(), "--nvcc", KGEN_NVCC, "--cutlass-include",
-                        KGEN_CUTLASS_INCLUDE, "--cuobjdump", KGEN_CUOBJDUMP, nullptr};
-  ::execv(KGEN_PYTHON, const_cast<char* const*>(argv));
+// Replaces this process with the compile-only check of one sm90a kernel (writing its facts
+// to `report` when not empty).
+[[noreturn]] void compile_check_sm90a(const std::string& kernel, const std::string& report) {
+  std::vector<const char*> argv = {KGEN_PYTHON, KGEN_COMPILE_CHECK, kernel.c_str(), "--nvcc", KGEN_NVCC, "--cutlass-include",
+                                   KGEN_CUTLASS_INCLUDE, "--cuobjdump", KGEN_CUOBJDUMP};
+  if (!report.empty()) argv.insert(argv.end(), {"--report", report.c_str()});
+  argv.push_back(nullptr);
+  ::execv(KGEN_PYTHON, const_cast<char* const*>(argv.data()));
   throw std::runtime_error(std::string("cannot run ") + KGEN_PYTHON + " (make deps creates it)");
 }
 
@@ -131,7 +137,8 @@ int run(int argc, char** argv) {
     } else if (arg == "--mutants") {
       mutants = true;
     } else if (arg == "--target" || arg == "--generated" || arg == "--seed" || arg == "--max-pairs" || arg == "--root" ||
-               arg == "--receipt" || arg == "--sample" || arg == "--jobs" || arg == "--min-score" || arg == "--filter") {
+               arg == "--receipt" || arg == "--report" || arg == "--sample" || arg == "--jobs" || arg == "--min-score" ||
+               arg == "--filter") {
       if (k + 1 >= argc) throw SpecError("option " + arg + " needs a value\n" + kUsage);
       if (!options.emplace(arg, argv[++k]).second) throw SpecError("option " + arg + " given twice\n" + kUsage);
     } else if (!arg.empty() && arg[0] == '-') {
@@ -153,6 +160,10 @@ int run(int argc, char** argv) {
     if (options.count(option) && !mutants) throw SpecError(std::string(option) + ": only with --mutants\n" + kUsage);
   if (options.count("--receipt") && (target != "sm90a" || compile_only))
     throw SpecError(std::string("--receipt: only for the GPU harness (--target sm90a without --compile-only)\n") + kUsage);
+  if (options.count("--report") && mutants)
+    throw SpecError(std::string("--report: not with --mutants, which prints its score\n") + kUsage);
+  if (options.count("--report") && target == "sm90a" && !compile_only)
+    throw SpecError(std::string("--report: not for the GPU harness, whose --receipt writes its facts\n") + kUsage);
 
   const std::string root = options.count("--root") ? options["--root"] : KGEN_PROJECT_ROOT;
   const Spec spec = load_spec(specs.front(), root);
@@ -161,7 +172,7 @@ int run(int argc, char** argv) {
     throw SpecError(specs.front() + ": targets: found no \"" + target + "\", expected the target to verify");
   const std::string generated = options.count("--generated") ? options["--generated"] : "generated";
   if (target == "sm90a" && compile_only)
-    compile_check_sm90a(generated + "/" + spec.name + "/" + spec.name + ".sm90a.cu");
+    compile_check_sm90a(generated + "/" + spec.name + "/" + spec.name + ".sm90a.cu", options["--report"]);
   if (target == "sm90a") {
     if (options.count("--generated") || options.count("--max-pairs"))
       throw SpecError(std::string("--generated and --max-pairs: not for the GPU harness, which make cuda builds "
@@ -193,6 +204,7 @@ int run(int argc, char** argv) {
             << format("%.0e", result.tolerance.out_relative) << "), lse error "
             << format("%.2e", result.comparison.lse_error) << " (tolerance " << format("%.0e", result.tolerance.lse_absolute)
             << (spec.lse ? ")" : "; no lse output)") << ": " << (result.passed() ? "PASS" : "FAIL") << "\n";
+  if (options.count("--report")) write_atomically(options["--report"], tpu_verify_facts(spec, verify, result).dump(2) + "\n");
   return result.passed() ? 0 : 1;
 }
 

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Check a Mosaic TPU module against the REAL Mosaic dialect of the pinned jaxlib.
 
-    check_real_mosaic.py MODULE.mlir --operands OPERANDS.json [--quiet]
+    check_real_mosaic.py MODULE.mlir --operands OPERANDS.json [--quiet] [--report FILE]
 
 Exit 0 when every stage below passes; exit 1 (after printing what failed, with the MLIR
 diagnostics) when one does; exit 2 on a usage error (missing file, malformed
-OPERANDS.json).
+OPERANDS.json). --report writes the outcome as JSON for the kernel's receipt
+(docs/receipts.md): the stages, the jax/jaxlib versions, the failures.
 
 Stages, in order (a failing stage stops the run):
 
@@ -611,6 +612,21 @@ def check(module_path: str, operands_path: str, log=None) -> list[str]:
   return []
 
 
+STAGES = ("parse", "verify", "contract", "export", "decode")
+
+
+def write_report(path: str, errors: list[str]) -> None:
+  """The check's facts as JSON (no times: a rerun writes the same bytes)."""
+  import jaxlib  # pylint: disable=import-outside-toplevel
+  report = {"checker": "tests/mosaic_dialect/check_real_mosaic.py: jaxlib's real Mosaic TPU "
+                       "dialect, OPERANDS.json contract, jax.export for TPU, custom-call decode",
+            "jax": jax.__version__, "jaxlib": jaxlib.__version__, "stages": list(STAGES),
+            "errors": errors, "passed": not errors}
+  with open(path, "w", encoding="utf-8") as f:
+    json.dump(report, f, indent=2)
+    f.write("\n")
+
+
 def main(argv=None) -> int:
   parser = argparse.ArgumentParser(
       description="Check a Mosaic module with the real TPU dialect of the pinned "
@@ -618,6 +634,7 @@ def main(argv=None) -> int:
   parser.add_argument("module", help="Mosaic MLIR text (.mlir)")
   parser.add_argument("--operands", required=True, help="OPERANDS.json")
   parser.add_argument("--quiet", action="store_true", help="print only failures")
+  parser.add_argument("--report", help="write the outcome as JSON here (for receipts)")
   args = parser.parse_args(argv)
   log = (lambda _m: None) if args.quiet else (lambda m: print(m, flush=True))
   try:
@@ -625,6 +642,8 @@ def main(argv=None) -> int:
   except UsageError as e:
     print(f"check_real_mosaic: usage error: {e}", file=sys.stderr)
     return 2
+  if args.report:
+    write_report(args.report, errors)
   if errors:
     print(f"check_real_mosaic: FAIL {args.module}", file=sys.stderr)
     for e in errors:

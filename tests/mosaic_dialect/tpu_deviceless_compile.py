@@ -3,7 +3,7 @@
 
     tpu_deviceless_compile.py MODULE.mlir --operands OPERANDS.json
         [--target v5e] [--target v6e ...] [--topology NAME ...]
-        [--vmem-limit-bytes N] [--no-checks]
+        [--vmem-limit-bytes N] [--no-checks] [--report FILE]
 
 Needs a Python where `libtpu` is installed next to the pinned jax/jaxlib (for jax
 0.10.2: `pip install 'jax[tpu]==0.10.2'`, which brings libtpu 0.0.42.1). libtpu is NOT
@@ -25,13 +25,16 @@ Steps:
 Targets are single-chip topologies: v4, v5e, v5p, v6e, tpu7x ("<target>:1x1x1" with
 one chip per host); --topology takes any topology name libtpu knows (e.g. "v5e:2x2")
 with chips_per_host_bounds 1x1x1. Exit 0 when every compile succeeds, 1 when a check
-or a compile fails (the libtpu/Mosaic error is printed), 2 on a usage error.
+or a compile fails (the libtpu/Mosaic error is printed), 2 on a usage error. --report
+writes the outcome as JSON for the kernel's receipt (docs/receipts.md): versions, and per
+topology the device kind and code size or the error; no times.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
 import sys
 import time
@@ -91,6 +94,16 @@ def compile_for(device, kernel, args):
                  out_shardings=placed).lower(*args).compile()
 
 
+def write_report(path: str, versions: dict, compiles: list, errors: list) -> None:
+  report = {"compiler": "libtpu's Mosaic compiler and XLA:TPU, deviceless: a compile-only "
+                        "topology, no TPU attached (tests/mosaic_dialect/tpu_deviceless_compile.py)",
+            **versions, "compiles": compiles, "errors": errors,
+            "passed": not errors and all("error" not in c for c in compiles)}
+  with open(path, "w", encoding="utf-8") as f:
+    json.dump(report, f, indent=2)
+    f.write("\n")
+
+
 def main(argv=None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("module")
@@ -103,6 +116,7 @@ def main(argv=None) -> int:
                       help="scoped VMEM limit passed to as_tpu_kernel")
   parser.add_argument("--no-checks", action="store_true",
                       help="skip check_real_mosaic.py's stages")
+  parser.add_argument("--report", help="write the outcome as JSON here (for receipts)")
   args = parser.parse_args(argv)
   if not have_libtpu():
     print("tpu_deviceless_compile: SKIP: libtpu is not installed in "
@@ -115,6 +129,8 @@ def main(argv=None) -> int:
   import jax  # pylint: disable=import-outside-toplevel
   import jaxlib  # pylint: disable=import-outside-toplevel
   import libtpu  # pylint: disable=import-outside-toplevel
+  versions = {"jax": jax.__version__, "jaxlib": jaxlib.__version__,
+              "libtpu": libtpu.__version__}
   print(f"jax {jax.__version__}, jaxlib {jaxlib.__version__}, libtpu "
         f"{libtpu.__version__}", flush=True)
   try:
@@ -127,6 +143,8 @@ def main(argv=None) -> int:
               file=sys.stderr)
         for e in errors:
           print(e, file=sys.stderr)
+        if args.report:
+          write_report(args.report, versions, [], errors)
         return 1
   except crm.UsageError as e:
     print(f"tpu_deviceless_compile: usage error: {e}", file=sys.stderr)
@@ -136,6 +154,7 @@ def main(argv=None) -> int:
                                                         ["v5e"]))] + args.topology
   kernel, call_args = kernel_callable(args.module, spec, args.vmem_limit_bytes)
   failed = 0
+  compiles = []
   for name in topologies:
     start = time.time()
     try:
@@ -143,6 +162,7 @@ def main(argv=None) -> int:
     except Exception as e:  # pylint: disable=broad-except
       print(f"{name}: no compile-only topology: {type(e).__name__}: {e}",
             file=sys.stderr)
+      compiles.append({"topology": name, "error": f"no compile-only topology: {e}"})
       failed += 1
       continue
     try:
@@ -150,13 +170,21 @@ def main(argv=None) -> int:
     except Exception as e:  # pylint: disable=broad-except
       print(f"{name} ({device.device_kind}): COMPILE FAILED: {type(e).__name__}: {e}",
             file=sys.stderr)
+      compiles.append({"topology": name, "device_kind": device.device_kind,
+                       "error": f"{type(e).__name__}: {str(e).splitlines()[0]}"})
       failed += 1
       continue
     mem = compiled.memory_analysis()
+    compiles.append({"topology": name, "device_kind": device.device_kind,
+                     "code_bytes": mem.generated_code_size_in_bytes,
+                     "argument_bytes": mem.argument_size_in_bytes,
+                     "output_bytes": mem.output_size_in_bytes})
     print(f"{name} ({device.device_kind}): compiled in {time.time() - start:.2f} s, "
           f"{mem.generated_code_size_in_bytes} bytes of code, arguments "
           f"{mem.argument_size_in_bytes} B, outputs {mem.output_size_in_bytes} B",
           flush=True)
+  if args.report:
+    write_report(args.report, versions, compiles, [])
   if failed:
     print(f"tpu_deviceless_compile: FAIL {args.module}: {failed} of "
           f"{len(topologies)} compiles failed", file=sys.stderr)

@@ -13,6 +13,9 @@ Compiles KERNEL.cu with nvcc for sm_90a exactly as a user would build it, then f
     or has LDL/STL (local memory) instructions. (A block plan with no live tile computes
     nothing; its kernel is not required to contain HGMMA.)
 
+--report writes the findings as JSON: what a kernel's receipt records as its nvcc_sass check
+(docs/receipts.md), with the nvcc and CUTLASS versions and no times.
+
 Exit status: 0 pass, 1 a check failed, 2 a usage or tool error, 77 the file is a kgen
 placeholder (nothing to compile yet; ctest reports the test as skipped).
 
@@ -74,6 +77,35 @@ def parse_ptxas(text):
             if lm:
                 current["lmem"] = int(lm.group(1))
     return functions
+
+
+def tool_versions(args):
+    """nvcc's release (V13.0.88 -> 13.0.88) and CUTLASS's version from cutlass/version.h."""
+    versions = {}
+    nvcc = subprocess.run([args.nvcc, "--version"], capture_output=True, text=True)
+    m = re.search(r"\bV(\d+(?:\.\d+)+)", nvcc.stdout)
+    versions["nvcc"] = m.group(1) if m else "unknown"
+    try:
+        with open(os.path.join(args.cutlass_include, "cutlass", "version.h"), encoding="utf-8") as f:
+            header = f.read()
+        parts = [re.search(r"#define CUTLASS_" + p + r" (\d+)", header) for p in ("MAJOR", "MINOR", "PATCH")]
+        versions["cutlass"] = ".".join(m.group(1) for m in parts) if all(parts) else "unknown"
+    except OSError:
+        versions["cutlass"] = "unknown"
+    return versions
+
+
+def readable(functions):
+    """The functions with demangled names: nvcc names an anonymous namespace after a hash that
+    need not be the same in another checkout, and receipts must not change with it."""
+    names = [fn["function"] for fn in functions]
+    try:
+        out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True).stdout.split("\n")
+    except OSError:
+        out = []
+    if len(out) < len(names):
+        out = names
+    return [dict(fn, function=name) for fn, name in zip(functions, out)]
 
 
 def main():
@@ -168,18 +200,22 @@ def main():
             failures.append(f"{local} LDL/STL (local memory) instructions in the SASS")
 
     registers = max((fn["registers"] or 0 for fn in functions), default=0)
+    # No compile time in the report: a rerun on the same kernel writes the same bytes.
     report = {
         "kernel": name,
         "arch": args.arch,
-        "compile_seconds": round(seconds, 1),
+        "command": " ".join(["nvcc"] + ["<cutlass>/include" if part == os.path.abspath(args.cutlass_include) else part
+                                         for part in command[1:-4]] + ["-c", name]),
+        **tool_versions(args),
         "registers": registers,
-        "functions": functions,
+        "functions": readable(functions),
         "hgmma": hgmma,
         "setmaxnreg": setmaxnreg,
         "local_memory_instructions": local,
         "warnings": warnings,
         "failures": failures,
         "notes": notes,
+        "passed": not failures,
     }
     if args.report:
         os.makedirs(os.path.dirname(os.path.abspath(args.report)), exist_ok=True)

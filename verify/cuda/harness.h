@@ -37,8 +37,8 @@ struct HarnessOptions {
   // > 0: segment ids pack documents of this many tokens (i / length, queries and keys
   // alike) instead of random runs; the benchmarks' layout (bench/).
   int64_t document_length = 0;
-  // Non-empty: also write the run's receipt there as JSON (docs/receipts/<name>.sm90a.json):
-  // the device, driver and runtime, `command`, the slices checked, the worst errors and
+  // Non-empty: also write the run's receipt there as JSON (the gpu check of
+  // docs/receipts/<name>.sm90a.json): the device, driver and runtime, `command`, the slices checked, the worst errors and
   // tolerances, the guard bands, pass or fail, and the timing when benched.
   std::string receipt_path;
   std::string command;

@@ -7,9 +7,10 @@
 #                                            carried: run each harness against its spec
 #                                            (specs/ or tests/cuda/specs/) with ARGS (e.g.
 #                                            --bench 20); when $OUT is set, the log goes to
-#                                            $OUT/sm90a-gpu.log and each run's receipt to
-#                                            $OUT/receipts/<name>.sm90a.json (commit them
-#                                            under docs/receipts/). Exit status 1 if any fails.
+#                                            $OUT/sm90a-gpu.log and each run's facts to
+#                                            $OUT/gpu-runs/<name>.json (back here, record them:
+#                                            verify/write_receipts.sh --gpu-runs DIR/gpu-runs).
+#                                            Exit status 1 if any fails.
 #
 # .sm90a-gpu/ is git-ignored (.gitignore), so it can travel as a carried path.
 set -euo pipefail
@@ -43,15 +44,15 @@ case "${1:-}" in
       echo "== $name ($spec)" | tee -a "$log"
       receipt=()
       if [ -n "${OUT:-}" ]; then
-        mkdir -p "$OUT/receipts"
-        receipt=(--receipt "$OUT/receipts/$name.sm90a.json")
+        mkdir -p "$OUT/gpu-runs"
+        receipt=(--receipt "$OUT/gpu-runs/$name.json")
       fi
       if ! "$harness" "$spec" "$@" "${receipt[@]}" 2>&1 | tee -a "$log"; then status=1; fi
     done
     exit $status
     ;;
   *)
-    sed -n '2,14p' "$0" >&2
+    sed -n '2,15p' "$0" >&2
     exit 2
     ;;
 esac

@@ -1,0 +1,134 @@
+#include "receipts.h"
+
+#include <llvm/ADT/StringExtras.h>
+#include <llvm/Support/SHA256.h>
+
+
+#include "text_files.h"
+
+namespace kgen {
+
+std::optional<ReceiptRule> receipt_rule(const std::string& target) {
+  // tpu: the module and the operands file that fixes its calling contract; sm90a: the kernel
+  // and the launcher header it is compiled with.
+  if (target == "tpu") return ReceiptRule{{".tpu.mlir", ".tpu.operands.json"},
+                                          {"cpu_execution", "mosaic_dialect", "libtpu_compile"}, {}};
+  if (target == "sm90a") return ReceiptRule{{".sm90a.cu", ".sm90a.h"}, {"nvcc_sass"}, {"gpu"}};
+  return std::nullopt;
+}
+
+std::string ReceiptPaths::receipt_file(const std::string& name, const std::string& target) const {
+  return receipts + "/" + name + "." + target + ".json";
+}
+
+std::string ReceiptPaths::kernel_folder(const std::string& name) const { return generated + "/" + name; }
+
+std::string sha256_hex(const std::string& bytes) {
+  return llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(bytes)), /*LowerCase=*/true);
+}
+
+FileHashes hash_kernel_files(const ReceiptPaths& paths, const std::string& name, const ReceiptRule& rule) {
+  FileHashes hashes;
+  for (const std::string& suffix : rule.file_suffixes) {
+    const std::string file = name + suffix;
+    if (const auto bytes = read_text_file(paths.kernel_folder(name) + "/" + file)) hashes[file] = sha256_hex(*bytes);
+  }
+  return hashes;
+}
+
+Json with_check(const Json& receipt, const ReceiptHeader& header, const FileHashes& current, const std::string& check,
+                Json facts) {
+  const Json files(current);
+  Json result = {{"kernel", header.name},
+                 {"target", header.target},
+                 {"spec", header.spec},
+                 {"regenerate", "make verify SPEC=" + header.spec},
+                 {"note", "written by kgen receipt add for make verify; regenerate it, never edit it (docs/receipts.md)"},
+                 {"files", files},
+                 {"checks", Json::object()}};
+  if (receipt.is_object() && receipt.contains("checks") && receipt["checks"].is_object())
+    for (const auto& [name, section] : receipt["checks"].items())
+      if (name != check && section.is_object() && section.value("files", Json()) == files)
+        result["checks"][name] = section;
+  facts["files"] = files;
+  result["checks"][check] = std::move(facts);
+  return result;
+}
+
+ReceiptStatus receipt_status(const std::optional<Json>& receipt, const FileHashes& current, const ReceiptRule& rule) {
+  ReceiptStatus status;
+  if (!receipt) {
+    status.reasons.push_back("no receipt");
+    return status;
+  }
+  const Json& r = *receipt;
+  if (!r.is_object() || !r.contains("files") || !r["files"].is_object() || !r.contains("checks") ||
+      !r["checks"].is_object()) {
+    status.kind = ReceiptStatus::kInvalid;
+    status.reasons.push_back("not a receipt: expected an object with objects \"files\" and \"checks\"");
+    return status;
+  }
+  const Json& files = r["files"];
+  for (const auto& [file, hash] : current) {
+    if (!files.contains(file))
+      status.reasons.push_back(file + " is not covered by the receipt");
+    else if (files[file] != hash)
+      status.reasons.push_back(file + " changed since the receipt was written (sha256 " + hash.substr(0, 12) +
+                               ", receipt " + files[file].dump().substr(1, 12) + ")");
+  }
+  for (const auto& [file, hash] : files.items())
+    if (!current.count(file)) status.reasons.push_back("the receipt covers " + file + ", which does not exist");
+  // Sections whose bytes differ from the receipt's own only arise from editing by hand.
+  if (status.reasons.empty())
+    for (const auto& [name, section] : r["checks"].items())
+      if (!section.is_object() || section.value("files", Json()) != files)
+        status.reasons.push_back("check " + name + " ran on other bytes than the receipt covers");
+  for (const auto& [name, section] : r["checks"].items())
+    status.checks.push_back(name + (section.is_object() && section.value("passed", false) ? " passed" : " FAILED"));
+  if (!status.reasons.empty()) {
+    status.kind = ReceiptStatus::kStale;
+    return status;
+  }
+  for (const std::string& check : rule.required)
+    if (!r["checks"].contains(check)) status.reasons.push_back("no " + check + " check");
+  status.kind = status.reasons.empty() ? ReceiptStatus::kCurrent : ReceiptStatus::kIncomplete;
+  return status;
+}
+
+std::optional<Json> read_receipt(const std::string& path) {
+  const auto text = read_text_file(path);
+  if (!text) return std::nullopt;
+  try {
+    return Json::parse(*text);
+  } catch (const Json::parse_error& error) {
+    throw std::runtime_error(path + ": not JSON: " + error.what());
+  }
+}
+
+ReceiptStatus kernel_receipt_status(const ReceiptPaths& paths, const std::string& name, const std::string& target,
+                                    const ReceiptRule& rule) {
+  const FileHashes current = hash_kernel_files(paths, name, rule);
+  try {
+    return receipt_status(read_receipt(paths.receipt_file(name, target)), current, rule);
+  } catch (const std::runtime_error& error) {
+    ReceiptStatus status;
+    status.kind = ReceiptStatus::kInvalid;
+    status.reasons.push_back(error.what());
+    return status;
+  }
+}
+
+const char* status_name(ReceiptStatus::Kind kind) {
+  switch (kind) {
+    case ReceiptStatus::kCurrent: return "current";
+    case ReceiptStatus::kIncomplete: return "incomplete";
+    case ReceiptStatus::kStale: return "stale";
+    case ReceiptStatus::kMissing: return "missing";
+    case ReceiptStatus::kInvalid: return "invalid";
+  }
+  return "?";
+}
+
+std::string receipt_text(const Json& receipt) { return receipt.dump(2) + "\n"; }
+
+}  // namespace kgen

@@ -1,0 +1,165 @@
+// `kgen receipt` and `kgen explain`'s receipt lines, driven through the real binary on a
+// copy of one generated kernel folder: receipts that are current pass the check; a kernel
+// with one byte changed, a receipt with a wrong hash, a missing receipt and an orphan fail
+// it, naming the receipt and the command that regenerates it (docs/receipts.md).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "receipts.h"
+#include "text_files.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status;
+  std::string output;  // stdout and stderr
+};
+
+Result run(const fs::path& cwd, const std::string& arguments) {
+  const std::string command = "cd '" + cwd.string() + "' && '" KGEN_BINARY "' " + arguments + " 2>&1";
+  Result result{0, ""};
+  FILE* pipe = popen(command.c_str(), "r");
+  char buffer[4096];
+  std::size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, n);
+  const int status = pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+void write(const fs::path& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+// A project in a temporary folder: specs/splash.json, generated/splash/ and docs/receipts/
+// holding receipts with every required check of both targets, recorded by kgen receipt add.
+class ReceiptCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("kgen-receipt-" + std::to_string(::getpid()) + "-" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "specs");
+    fs::create_directories(root_ / "generated");
+    fs::copy_file(fs::path(KGEN_SOURCE_DIR) / "specs/splash.json", root_ / "specs/splash.json");
+    fs::copy(fs::path(KGEN_SOURCE_DIR) / "generated/splash", root_ / "generated/splash");
+    write(root_ / "facts.json", R"({"passed": true, "note": "planted"})");
+    for (const char* target : {"tpu", "sm90a"}) {
+      const kgen::ReceiptRule rule = kgen::receipt_rule(target).value();
+      for (const std::string& check : rule.required) add(target, check);
+    }
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  void add(const std::string& target, const std::string& check) {
+    const Result result = run(root_, "receipt add specs/splash.json --root . --target " + target + " --check " + check +
+                                         " --facts facts.json");
+    ASSERT_EQ(result.status, 0) << result.output;
+  }
+  Result check() { return run(root_, "receipt check"); }
+  // Changes one byte of a file.
+  void flip(const fs::path& path) {
+    std::string text = kgen::read_text_file(path.string()).value();
+    text[text.size() / 2] ^= 1;
+    write(path, text);
+  }
+
+  fs::path root_;
+};
+
+TEST_F(ReceiptCli, CurrentReceiptsPass) {
+  const Result result = check();
+  EXPECT_EQ(result.status, 0) << result.output;
+  EXPECT_NE(result.output.find("2 receipts current"), std::string::npos) << result.output;
+}
+
+TEST_F(ReceiptCli, AddingTheSameFactsAgainRewritesNothing) {
+  const std::string before = kgen::read_text_file((root_ / "docs/receipts/splash.tpu.json").string()).value();
+  add("tpu", "cpu_execution");
+  EXPECT_EQ(kgen::read_text_file((root_ / "docs/receipts/splash.tpu.json").string()).value(), before);
+}
+
+TEST_F(ReceiptCli, AGpuRunIsRecordedBesideTheCompileCheck) {
+  add("sm90a", "gpu");  // optional: only when a GPU was lent
+  EXPECT_EQ(check().status, 0);
+  const kgen::Json receipt = kgen::read_receipt((root_ / "docs/receipts/splash.sm90a.json").string()).value();
+  EXPECT_EQ(receipt["checks"].size(), 2u) << receipt.dump(2);
+}
+
+TEST_F(ReceiptCli, AKernelWithOneByteChangedIsStale) {
+  flip(root_ / "generated/splash/splash.tpu.mlir");
+  const Result result = check();
+  EXPECT_EQ(result.status, 1) << result.output;
+  EXPECT_NE(result.output.find("docs/receipts/splash.tpu.json: stale"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("splash.tpu.mlir changed since the receipt was written"), std::string::npos);
+  EXPECT_NE(result.output.find("regenerate with: make verify SPEC=specs/splash.json"), std::string::npos);
+  EXPECT_EQ(result.output.find("splash.sm90a.json"), std::string::npos) << "only the tpu receipt is stale";
+}
+
+TEST_F(ReceiptCli, AChangedLauncherHeaderMakesTheSm90aReceiptStale) {
+  flip(root_ / "generated/splash/splash.sm90a.h");
+  const Result result = check();
+  EXPECT_EQ(result.status, 1) << result.output;
+  EXPECT_NE(result.output.find("docs/receipts/splash.sm90a.json: stale"), std::string::npos) << result.output;
+}
+
+TEST_F(ReceiptCli, AReceiptWithAWrongHashFails) {
+  const fs::path receipt = root_ / "docs/receipts/splash.sm90a.json";
+  std::string text = kgen::read_text_file(receipt.string()).value();
+  const std::string hash = kgen::sha256_hex(kgen::read_text_file((root_ / "generated/splash/splash.sm90a.cu").string()).value());
+  const std::size_t at = text.find(hash);
+  ASSERT_NE(at, std::string::npos);
+  text[at] = text[at] == '0' ? '1' : '0';
+  write(receipt, text);
+  const Result result = check();
+  EXPECT_EQ(result.status, 1) << result.output;
+  EXPECT_NE(result.output.find("docs/receipts/splash.sm90a.json: stale"), std::string::npos) << result.output;
+}
+
+TEST_F(ReceiptCli, MissingIncompleteAndOrphanReceiptsFail) {
+  fs::remove(root_ / "docs/receipts/splash.tpu.json");
+  add("tpu", "cpu_execution");  // one of three required checks
+  fs::copy_file(root_ / "docs/receipts/splash.sm90a.json", root_ / "docs/receipts/gone.sm90a.json");
+  const Result result = check();
+  EXPECT_EQ(result.status, 1) << result.output;
+  EXPECT_NE(result.output.find("splash.tpu.json: incomplete"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("no libtpu_compile check"), std::string::npos);
+  EXPECT_NE(result.output.find("gone.sm90a.json: orphan"), std::string::npos);
+  fs::remove(root_ / "docs/receipts/splash.tpu.json");
+  EXPECT_NE(check().output.find("splash.tpu.json: missing"), std::string::npos);
+}
+
+TEST_F(ReceiptCli, ExplainShowsEachKernelsReceiptStatus) {
+  flip(root_ / "generated/splash/splash.sm90a.cu");
+  const Result result = run(root_, "explain specs/splash.json --root .");
+  ASSERT_EQ(result.status, 0) << result.output;
+  EXPECT_NE(result.output.find("    tpu: current (cpu_execution passed, libtpu_compile passed, mosaic_dialect passed)"),
+            std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("    sm90a: stale (nvcc_sass passed); splash.sm90a.cu changed"), std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("    sm100a: none: a placeholder kernel"), std::string::npos) << result.output;
+}
+
+TEST_F(ReceiptCli, BadArgumentsExitWith2) {
+  for (const std::string arguments :
+       {"receipt", "receipt frobnicate", "receipt add specs/splash.json --target tpu --check cpu_execution",
+        "receipt add specs/splash.json --target tpu --check speed --facts facts.json",
+        "receipt add specs/splash.json --target sm100a --check nvcc_sass --facts facts.json",
+        "receipt add specs/splash.json --target tpu --check cpu_execution --facts missing.json",
+        "receipt check specs/splash.json", "receipt check --target tpu",
+        "verify specs/splash.json --target sm90a --report r.json"}) {
+    const Result result = run(root_, arguments + " --root .");
+    EXPECT_EQ(result.status, 2) << arguments << "\n" << result.output;
+  }
+  write(root_ / "list.json", "[1, 2]");
+  const Result not_object = run(root_, "receipt add specs/splash.json --root . --target tpu --check cpu_execution --facts list.json");
+  EXPECT_EQ(not_object.status, 2) << not_object.output;
+}
+
+}  // namespace

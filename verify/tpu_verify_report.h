@@ -1,0 +1,15 @@
+// The facts of one `kgen verify --target tpu` run as JSON, for the kernel's receipt
+// (`kgen verify ... --report FILE`, then `kgen receipt add`; docs/receipts.md). No wall
+// times, and errors rounded to 3 significant digits, so that a rerun on unchanged kernels
+// and inputs reports identical bytes.
+#pragma once
+
+#include "json_fields.h"
+#include "spec.h"
+#include "tpu_verifier.h"
+
+namespace kgen {
+
+Json tpu_verify_facts(const Spec& spec, const TpuVerifyOptions& options, const TpuVerifyResult& result);
+
+}  // namespace kgen

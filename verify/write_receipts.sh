@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Regenerates the receipts in docs/receipts/ (docs/receipts.md): runs each check that a
+# kernel's receipt records and hands its facts (JSON) to `kgen receipt add`, the one writer.
+#
+#   verify/write_receipts.sh SPEC...          `make verify`: for each spec, its tpu kernel run
+#                                             on the CPU (kgen verify), the real-dialect check,
+#                                             libtpu's deviceless compile for its generation;
+#                                             its sm90a kernel's nvcc + SASS check
+#   verify/write_receipts.sh --gpu SPEC...    `make verify-gpu`, on a GPU machine that builds
+#                                             kgen: each sm90a kernel run by its GPU harness
+#   verify/write_receipts.sh --gpu-runs DIR   here, after `verify/cuda/run_on_gpu.sh run` ran on
+#                                             a lent GPU: records DIR/<name>.json (the harness
+#                                             receipts it wrote) as the gpu checks
+#
+# Tools: KGEN (build/generator/kgen), PYTHON (.venv/bin/python), LIBTPU_PYTHON
+# (.venv-libtpu/bin/python). A check that fails is recorded as failed; one that could not run
+# records nothing (its receipt stays stale or incomplete). Either makes the exit status 1.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+kgen=${KGEN:-build/generator/kgen}
+python=${PYTHON:-.venv/bin/python}
+libtpu_python=${LIBTPU_PYTHON:-.venv-libtpu/bin/python}
+export JAX_PLATFORMS=cpu TPU_SKIP_MDS_QUERY=1  # no accelerator is probed; no TPU metadata server
+facts=$(mktemp -d)
+trap 'rm -rf "$facts"' EXIT
+status=0
+
+# record SPEC TARGET CHECK COMMAND...: runs COMMAND, which writes $facts/CHECK.json, and
+# records those facts in the receipt.
+record() {
+  local spec=$1 target=$2 check=$3
+  shift 3
+  rm -f "$facts/$check.json"
+  "$@" || status=1
+  if [ -s "$facts/$check.json" ]; then
+    "$kgen" receipt add "$spec" --target "$target" --check "$check" --facts "$facts/$check.json" || status=1
+  else
+    echo "$spec: the $target $check check wrote no facts; nothing recorded" >&2
+    status=1
+  fi
+}
+
+# libtpu prints pages of harmless noise (docs/tpu-deviceless-compile.md): show its summary
+# line on success, everything but the E0000/W0000 lines on failure.
+libtpu_compile() {
+  local log=$facts/libtpu.log
+  if "$libtpu_python" tests/mosaic_dialect/tpu_deviceless_compile.py "$@" >"$log" 2>&1; then
+    grep "compiled in" "$log"
+  else
+    grep -v "^E0000\|^W0000" "$log"
+    return 1
+  fi
+}
+
+# name, tpu generation (libtpu's name for it; - without tpu) and whether sm90a is a target.
+spec_facts() {
+  "$python" - "$1" <<'PY'
+import json, sys
+spec = json.load(open(sys.argv[1]))
+targets = spec["targets"]
+generation = targets["tpu"]["generation"] if "tpu" in targets else "-"
+print(spec["name"], {"v7": "tpu7x"}.get(generation, generation), "sm90a" in targets)
+PY
+}
+
+case "${1:-}" in
+  --gpu-runs)
+    [ $# -eq 2 ] && [ -d "$2" ] || { sed -n '5,13p' "$0" >&2; exit 2; }
+    for run in "$2"/*.json; do
+      name=$(basename "$run" .json)
+      # The feature specs of tests/cuda/specs run too; their kernels are not checked in.
+      [ -f "specs/$name.json" ] || { echo "$name: not in specs/, no receipt"; continue; }
+      "$kgen" receipt add "specs/$name.json" --target sm90a --check gpu --facts "$run" || status=1
+    done
+    exit $status
+    ;;
+  --gpu)
+    shift
+    (($#)) || { sed -n '5,13p' "$0" >&2; exit 2; }
+    for spec in "$@"; do
+      read -r name generation sm90a < <(spec_facts "$spec") || { status=1; continue; }
+      [ "$sm90a" = True ] || continue
+      record "$spec" sm90a gpu "$kgen" verify "$spec" --target sm90a --receipt "$facts/gpu.json"
+    done
+    exit $status
+    ;;
+  ""|-*)
+    sed -n '5,13p' "$0" >&2
+    exit 2
+    ;;
+esac
+
+for spec in "$@"; do
+  read -r name generation sm90a < <(spec_facts "$spec") || { status=1; continue; }
+  if [ "$generation" != - ]; then
+    module=generated/$name/$name.tpu.mlir
+    operands=generated/$name/$name.tpu.operands.json
+    record "$spec" tpu cpu_execution "$kgen" verify "$spec" --target tpu --report "$facts/cpu_execution.json"
+    record "$spec" tpu mosaic_dialect "$python" tests/mosaic_dialect/check_real_mosaic.py "$module" \
+      --operands "$operands" --quiet --report "$facts/mosaic_dialect.json"
+    record "$spec" tpu libtpu_compile libtpu_compile "$module" --operands "$operands" --target "$generation" \
+      --no-checks --report "$facts/libtpu_compile.json"
+  fi
+  if [ "$sm90a" = True ]; then
+    record "$spec" sm90a nvcc_sass "$kgen" verify "$spec" --target sm90a --compile-only --report "$facts/nvcc_sass.json"
+  fi
+done
+exit $status
