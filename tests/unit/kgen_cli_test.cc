@@ -2,7 +2,6 @@
 // rewrites, staleness reports with the fix command; and `kgen verify` / `kgen audit`, which
 // hand over to their own binaries with kgen's exit statuses.
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -10,28 +9,15 @@
 
 #include <gtest/gtest.h>
 
+#include "run_kgen.h"
 #include "text_files.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status;
-  std::string output;  // stdout and stderr
-};
-
-Result run(const std::string& cwd, const std::string& arguments) {
-  const std::string command = "cd '" + cwd + "' && '" KGEN_BINARY "' " + arguments + " 2>&1";
-  Result result{0, ""};
-  FILE* pipe = popen(command.c_str(), "r");
-  char buffer[4096];
-  std::size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, n);
-  const int status = pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+using Result = kgen::testing::KgenRun;
+Result run(const std::string& cwd, const std::string& arguments) { return kgen::testing::run_kgen(cwd, arguments); }
 
 // The file's text; a missing file fails the test (std::bad_optional_access).
 std::string read(const fs::path& path) { return kgen::read_text_file(path.string()).value(); }

@@ -2,7 +2,6 @@
 // copy of one generated kernel folder: receipts that are current pass the check; a kernel
 // with one byte changed, a receipt with a wrong hash, a missing receipt and an orphan fail
 // it, naming the receipt and the command that regenerates it (docs/receipts.md).
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,28 +11,15 @@
 #include <gtest/gtest.h>
 
 #include "receipts.h"
+#include "run_kgen.h"
 #include "text_files.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status;
-  std::string output;  // stdout and stderr
-};
-
-Result run(const fs::path& cwd, const std::string& arguments) {
-  const std::string command = "cd '" + cwd.string() + "' && '" KGEN_BINARY "' " + arguments + " 2>&1";
-  Result result{0, ""};
-  FILE* pipe = popen(command.c_str(), "r");
-  char buffer[4096];
-  std::size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, n);
-  const int status = pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+using Result = kgen::testing::KgenRun;
+Result run(const fs::path& cwd, const std::string& arguments) { return kgen::testing::run_kgen(cwd.string(), arguments); }
 
 void write(const fs::path& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
