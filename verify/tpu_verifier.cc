@@ -153,6 +153,7 @@ void for_each_sampled_row(const Data& d, Visit visit) {
 
 struct TpuVerification::Data {
   Spec spec;
+  int llvm_opt_level = 2;
   SplashPlan plan;
   std::vector<TpuOperand> operands;
   std::vector<std::vector<int32_t>> prefetch;
@@ -164,6 +165,7 @@ struct TpuVerification::Data {
 TpuVerification::TpuVerification(const Spec& spec, const TpuVerifyOptions& options) : data_(std::make_unique<Data>()) {
   Data& d = *data_;
   d.spec = spec;
+  d.llvm_opt_level = options.llvm_opt_level;
   d.plan = tpu_splash_plan(spec);
   d.operands = tpu_operands(spec, d.plan);
   d.prefetch = {table(d.plan.data_next.values), table(d.plan.block_mask.values)};
@@ -195,6 +197,7 @@ TpuVerifyResult TpuVerification::check(const std::string& module_text, const std
 mosaic::MosaicKernel TpuVerification::compile(const std::string& module_text, const std::string& module_name) const {
   mosaic::CompileOptions options;
   options.source_name = module_name;
+  options.llvm_opt_level = data_->llvm_opt_level;
   return mosaic::MosaicKernel(module_text, options);
 }
 

@@ -21,6 +21,9 @@ struct TpuVerifyOptions {
   // (q_len * kv_len * (head_dim + head_dim_v)) exceeds `dense_row_budget`.
   int max_pairs = 3;
   int64_t dense_row_budget = int64_t{1} << 28;
+  // The CPU JIT's LLVM optimization level (0..3). It changes speed, not results: the
+  // lowering sets no fast-math flags, so every level computes the same IEEE operations.
+  int llvm_opt_level = 2;
 };
 
 struct TpuVerifyResult {
