@@ -153,7 +153,7 @@ TEST(VerificationInputs, SegmentIdsAreManyDocumentsSomeAbsentFromKv) {
     EXPECT_GT(orphans, 0) << "batch " << b << ": every q document has keys";
     EXPECT_LT(orphans, 2048 / 2);
   }
-  EXPECT_NE(in.q_segment_ids, in.kv_segment_ids) << "no boundary moved";
+  EXPECT_NE(in.q_segment_ids, in.kv_segment_ids) << "the kv ids repeat the q ids: no document moved or absent";
 }
 
 }  // namespace
