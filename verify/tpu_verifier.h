@@ -1,6 +1,7 @@
 // Verifies a generated Mosaic kernel on the CPU: its own MLIR text is compiled by the
-// executor in verify/mosaic/, run over its grid on random inputs with Mosaic's pipeline
-// semantics, and compared with the float64 reference of SPEC.md §3.
+// executor in verify/mosaic/, run over its grid with Mosaic's pipeline semantics on the
+// inputs of verification_inputs.h, and compared with the float64 reference
+// (docs/spec-format.md §3).
 #pragma once
 
 #include <cstdint>
