@@ -6,7 +6,7 @@
 #include "block_plan.h"
 #include "kernel_plans.h"
 #include "memory_budget.h"
-#include "tpu_generation.h"
+#include "targets/tpu/generations.h"
 
 namespace kgen {
 namespace {

@@ -2,8 +2,8 @@
 
 #include "diagnostics.h"
 #include "memory_budget.h"
-#include "sm90a_kernel_plan.h"
-#include "tpu_generation.h"
+#include "targets/sm90a/kernel_plan.h"
+#include "targets/tpu/generations.h"
 
 namespace kgen {
 namespace {
@@ -43,7 +43,7 @@ TileShape gpu_tile_shape(const Spec& spec, const GpuTarget& target) {
 KernelPlan plan_gpu_kernel(const Spec& spec, const std::string& target) {
   const GpuTarget& gpu = target == "sm90a" ? *spec.sm90a : *spec.sm100a;
   const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads, gpu_tile_shape(spec, gpu));
-  KernelPlan kernel{target, "cu", target + "/forward.cu.tmpl", symbol_for(spec, target), false, {}, {}};
+  KernelPlan kernel{target, "cu", target + "/forward/kernel.cu.tmpl", symbol_for(spec, target), false, {}, {}};
   kernel.context = common_context(spec, target);
   kernel.context.update(Json{
       {"block_q", gpu.block_q},

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "spec.h"
-#include "tpu_generation.h"
+#include "targets/tpu/generations.h"
 
 namespace kgen {
 

@@ -4,9 +4,9 @@
 
 #include "diagnostics.h"
 #include "memory_budget.h"
-#include "sm90a_kernel_plan.h"
+#include "targets/sm90a/kernel_plan.h"
 #include "spec.h"
-#include "tpu_generation.h"
+#include "targets/tpu/generations.h"
 
 namespace kgen {
 namespace {

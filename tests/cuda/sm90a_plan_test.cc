@@ -11,7 +11,7 @@
 #include "block_plan.h"
 #include "diagnostics.h"
 #include "kernel_plans.h"
-#include "sm90a_kernel_plan.h"
+#include "targets/sm90a/kernel_plan.h"
 #include "spec.h"
 
 namespace kgen {

@@ -1,4 +1,4 @@
-#include "sm90a_kernel_plan.h"
+#include "targets/sm90a/kernel_plan.h"
 
 #include <algorithm>
 #include <cmath>
@@ -339,12 +339,12 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
   KernelPlan kernel;
   kernel.target = "sm90a";
   kernel.extension = "cu";
-  kernel.template_path = "sm90a/forward.cu.tmpl";
+  kernel.template_path = "sm90a/forward/kernel.cu.tmpl";
   kernel.symbol = symbol;
   kernel.implemented = true;
   kernel.context = std::move(context);
   kernel.interface = std::move(interface);
-  kernel.extra_files.push_back({"sm90a/launcher.h.tmpl", "h", "launcher", std::move(header)});
+  kernel.extra_files.push_back({"sm90a/forward/launcher.h.tmpl", "h", "launcher", std::move(header)});
   return kernel;
 }
 

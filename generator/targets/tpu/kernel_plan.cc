@@ -1,4 +1,4 @@
-#include "tpu_kernel_plan.h"
+#include "targets/tpu/kernel_plan.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,7 +6,7 @@
 
 #include "diagnostics.h"
 #include "memory_budget.h"
-#include "tpu_generation.h"
+#include "targets/tpu/generations.h"
 
 namespace kgen {
 namespace {
@@ -330,7 +330,7 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"kv_ids_window", vector_type({1, 1, bkvc}, "i32")},
   };
 
-  return KernelPlan{"tpu", "mlir", "tpu/forward.mlir.tmpl", spec.name + "_tpu", true, std::move(context),
+  return KernelPlan{"tpu", "mlir", "tpu/forward/kernel.mlir.tmpl", spec.name + "_tpu", true, std::move(context),
                     operands_json(spec, plan, operands)};
 }
 

@@ -1,6 +1,6 @@
 // The sm90a target's kernel plan: the FlashAttention-3-class CUTLASS/CuTe forward kernel's
 // tiling, register split, wgmma atoms, score constants, mask code and block-plan tables, as
-// the contexts of templates/sm90a/forward.cu.tmpl and templates/sm90a/launcher.h.tmpl.
+// the contexts of templates/sm90a/forward/kernel.cu.tmpl and templates/sm90a/forward/launcher.h.tmpl.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The tpu target's kernel plan: the Splash-style Mosaic kernel's operands, types,
-// constants and mask predicate, as the context of templates/tpu/forward.mlir.tmpl.
+// constants and mask predicate, as the context of templates/tpu/forward/kernel.mlir.tmpl.
 #pragma once
 
 #include <cstdint>
