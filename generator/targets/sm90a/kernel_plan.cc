@@ -8,12 +8,12 @@
 #include <stdexcept>
 
 #include "diagnostics.h"
+#include "mask_printers.h"
 #include "memory_budget.h"
 
 namespace kgen {
 namespace {
 
-constexpr int64_t kPredicateConstantLimit = int64_t{1} << 30;
 // wgmma N sizes CuTe declares without CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED.
 constexpr int64_t kBaseMmaN[] = {8, 16, 32, 64, 96, 128, 192, 256};
 // Registers a consumer thread needs beyond its fragments (addresses, row statistics, loop
@@ -54,20 +54,6 @@ std::string number_list(const std::vector<T>& values, bool hex = false) {
   return out;
 }
 
-// "i", "i + 5", "i - 3".
-std::string row_plus(int64_t offset) {
-  offset = std::clamp(offset, -kPredicateConstantLimit, kPredicateConstantLimit);
-  if (offset == 0) return "i";
-  return offset > 0 ? "i + " + std::to_string(offset) : "i - " + std::to_string(-offset);
-}
-
-std::string join_terms(const std::vector<std::string>& terms, const char* op) {
-  if (terms.size() == 1) return terms.front();
-  std::string out = "(";
-  for (std::size_t k = 0; k < terms.size(); ++k) out += (k ? std::string(" ") + op + " " : "") + terms[k];
-  return out + ")";
-}
-
 std::string dtype_mma_letters(DType dtype) { return dtype == DType::kFloat16 ? "F16F16" : "BF16BF16"; }
 
 }  // namespace
@@ -88,36 +74,6 @@ int64_t sm90a_consumer_register_estimate(int64_t block_kv, int64_t head_dim_v, b
   // of a tile have block_kv / 4 key segment ids.
   return block_kv / 2 + block_kv / 4 + head_dim_v / 2 + (segment_ids ? block_kv / 4 + 8 : 0) +
          kConsumerRegisterOverhead;
-}
-
-std::string sm90a_mask_predicate(const Mask& mask) {
-  switch (mask.kind) {
-    case Mask::Kind::kFull:
-      return "true";
-    case Mask::Kind::kCausal:
-      return "j <= " + row_plus(mask.offset);
-    case Mask::Kind::kLocal: {
-      std::vector<std::string> terms;
-      if (mask.left) terms.push_back("j >= " + row_plus(mask.offset - *mask.left));
-      if (mask.right) terms.push_back("j <= " + row_plus(mask.offset + *mask.right));
-      return terms.empty() ? "true" : join_terms(terms, "&&");
-    }
-    case Mask::Kind::kChunkedCausal: {
-      const std::string chunk = std::to_string(std::min(mask.chunk, kPredicateConstantLimit));
-      return "(i / " + chunk + " == j / " + chunk + " && j <= i)";
-    }
-    case Mask::Kind::kPrefixLm:
-      return "(j < " + std::to_string(std::min(mask.prefix, kPredicateConstantLimit)) + " || j <= i)";
-    case Mask::Kind::kAnd:
-    case Mask::Kind::kOr: {
-      std::vector<std::string> terms;
-      for (const Mask& child : mask.children) terms.push_back(sm90a_mask_predicate(child));
-      return join_terms(terms, mask.kind == Mask::Kind::kAnd ? "&&" : "||");
-    }
-    case Mask::Kind::kExplicit:
-      break;
-  }
-  throw std::logic_error("an explicit mask has no in-kernel predicate");
 }
 
 Sm90aMaskTable sm90a_mask_table(const HeadMasks& masks, const KvBlockLists& lists) {
@@ -282,9 +238,8 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
   };
   if (spec.softcap) context["tanh_scale"] = f32_literal(spec.scale / *spec.softcap);
   if (predicate) {
-    std::string expression = sm90a_mask_predicate(spec.masks.unique.front());
-    if (kv_tail) expression = (expression == "true" ? "" : expression + " && ") + "j < kKvLen";
-    context["mask_predicate"] = expression;
+    const std::optional<int64_t> tail = kv_tail ? std::optional<int64_t>(s.kv_len) : std::nullopt;
+    context["mask_predicate"] = mask_cpp_expression(lower_mask(spec.masks.unique.front(), tail));
     context["kv_tail"] = kv_tail;
   }
   if (bitmask) {

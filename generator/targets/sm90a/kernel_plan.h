@@ -28,10 +28,6 @@ Sm90aRegisterSplit sm90a_register_split(int64_t consumers);
 // ptxas would spill them. Calibrated on ptxas 13.0 (docs/sm90a-kernel.md).
 int64_t sm90a_consumer_register_estimate(int64_t block_kv, int64_t head_dim_v, bool segment_ids);
 
-// The mask of SPEC.md §2 as a C++ boolean expression of `i` (query) and `j` (key), for masks
-// without explicit leaves. Constants are clamped to +-2^30 so no int32 addition overflows.
-std::string sm90a_mask_predicate(const Mask& mask);
-
 // The bits of every distinct partial tile, deduplicated by content, and per tile of `lists`
 // (partial tiles first, then full, as the kernel walks them) its index into them (-1 when full).
 struct Sm90aMaskTable {

@@ -5,15 +5,13 @@
 #include <limits>
 
 #include "diagnostics.h"
+#include "mask_printers.h"
 #include "memory_budget.h"
 #include "targets/tpu/generations.h"
 
 namespace kgen {
 namespace {
 
-// Positions are below 2^21, so a predicate constant beyond +-2^30 behaves like one at
-// +-2^30, and clamping keeps every i32 addition in the kernel from overflowing.
-constexpr int64_t kPredicateConstantLimit = int64_t{1} << 30;
 constexpr int64_t kSublanes = 8;
 
 std::string join(const std::vector<int64_t>& dims, const char* separator) {
@@ -48,72 +46,6 @@ std::string element_type(DType dtype) {
   return "";
 }
 
-int64_t clamp_constant(int64_t value) {
-  return std::clamp(value, -kPredicateConstantLimit, kPredicateConstantLimit);
-}
-
-// Flattens a predicate mask into nodes, children first; the root is %keep_static.
-class PredicateNodes {
- public:
-  Json take(const Mask& root) {
-    emit(root);
-    nodes_.back()["id"] = "keep_static";
-    return std::move(nodes_);
-  }
-
- private:
-  std::string add(Json node) {
-    const std::string id = "mask_n" + std::to_string(nodes_.size());
-    for (const char* kind : {"is_true", "is_causal", "is_lower_bound", "is_chunked_causal",
-                             "is_prefix_lm", "is_and", "is_or"})
-      if (!node.contains(kind)) node[kind] = false;
-    node["id"] = id;
-    nodes_.push_back(std::move(node));
-    return id;
-  }
-
-  // j <= i + offset
-  std::string upper_bound(int64_t offset) { return add({{"is_causal", true}, {"offset", clamp_constant(offset)}}); }
-  // j >= i + offset
-  std::string lower_bound(int64_t offset) { return add({{"is_lower_bound", true}, {"offset", clamp_constant(offset)}}); }
-
-  std::string combine(const char* kind, const std::vector<std::string>& ids) {
-    std::string result = ids.front();
-    for (std::size_t k = 1; k < ids.size(); ++k) result = add({{kind, true}, {"lhs", result}, {"rhs", ids[k]}});
-    return result;
-  }
-
-  std::string emit(const Mask& mask) {
-    switch (mask.kind) {
-      case Mask::Kind::kFull:
-        return add({{"is_true", true}});
-      case Mask::Kind::kCausal:
-        return upper_bound(mask.offset);
-      case Mask::Kind::kLocal: {
-        std::vector<std::string> bounds;
-        if (mask.left) bounds.push_back(lower_bound(mask.offset - *mask.left));
-        if (mask.right) bounds.push_back(upper_bound(mask.offset + *mask.right));
-        return bounds.empty() ? add({{"is_true", true}}) : combine("is_and", bounds);
-      }
-      case Mask::Kind::kChunkedCausal:
-        return add({{"is_chunked_causal", true}, {"chunk", clamp_constant(mask.chunk)}});
-      case Mask::Kind::kPrefixLm:
-        return add({{"is_prefix_lm", true}, {"prefix", clamp_constant(mask.prefix)}});
-      case Mask::Kind::kAnd:
-      case Mask::Kind::kOr: {
-        std::vector<std::string> ids;
-        for (const Mask& child : mask.children) ids.push_back(emit(child));
-        return combine(mask.kind == Mask::Kind::kAnd ? "is_and" : "is_or", ids);
-      }
-      case Mask::Kind::kExplicit:
-        break;
-    }
-    throw std::logic_error("an explicit mask has no in-kernel predicate");
-  }
-
-  Json nodes_ = Json::array();
-};
-
 struct Window {
   std::string operand;
   std::string kind;  // which index map: by_q_block, by_kv_block, q_ids, kv_ids, partial_mask, whole
@@ -126,7 +58,7 @@ Json windows_context(const std::vector<Window>& windows) {
   for (std::size_t k = 0; k < windows.size(); ++k) {
     const Window& w = windows[k];
     Json item = {{"operand", w.operand},
-                 {"transform", "transform_" + std::to_string(k)},
+                 {"index", static_cast<int64_t>(k)},
                  {"window_bounds", join(w.bounds, ", ")},
                  {"synchronous", w.synchronous},
                  {"last", k + 1 == windows.size()},
@@ -252,8 +184,6 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
   bool any_partial = false;
   for (int8_t tile : plan.block_mask.values) any_partial = any_partial || tile == kPartialTile;
   const bool static_mask = any_partial;
-  const std::string logits = spec.softcap ? "%s_capped" : "%s_scaled";
-  const std::string after_static = static_mask ? "%s_masked" : logits;
   const bool narrow = spec.dtype != DType::kFloat32;
 
   const std::string s_f32 = vector_type({bq, bkvc}, "f32");
@@ -265,7 +195,7 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"windows", windows_context(windows)},
       {"prefetch_params", prefetch_params},
       {"mask_value", f32_literal(tpu_mask_value())},
-      {"mask_row", plan.block_mask.rows == 1 ? "%c0" : "%h_idx"},
+      {"plan_per_head", plan.block_mask.rows != 1},
       {"plan_type", memref_type({plan.block_mask.rows, plan.block_mask.q_blocks, plan.width()}, "i32", "smem")},
       {"group", s.group()},
       {"block_q", bq},
@@ -276,22 +206,19 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"scale", f32_literal(spec.scale)},
       {"softcap", spec.softcap.has_value()},
       {"softcap_value", f32_literal(spec.softcap.value_or(1.0))},
-      {"logits", logits},
       {"static_mask", static_mask},
       {"predicate_mask", predicate},
       {"partial_blocks", plan.has_mask_next},
-      {"mask_nodes", predicate && static_mask ? PredicateNodes().take(spec.masks.unique.front()) : Json::array()},
       {"segment_ids", spec.segment_ids},
-      {"unsegmented", after_static},
-      {"masked_logits", spec.segment_ids ? "%s_segmented" : after_static},
+      // Which stage's scores the softmax reads: the last mask stage the kernel has.
+      {"static_mask_last", static_mask && !spec.segment_ids},
+      {"unmasked", !static_mask && !spec.segment_ids},
       {"sinks", spec.sinks},
       {"sinks_type", memref_type({kSublanes, s.q_heads}, "f32", "smem")},
       {"narrow_p", narrow},
-      {"p_operand", narrow ? "%p_narrow" : "%p"},
       {"p_type", vector_type({bq, bkvc}, t)},
       {"s_elem", vector_type({bq, bkvc}, t)},
       {"narrow_out", narrow},
-      {"out_value", narrow ? "%out_narrow" : "%out_rows"},
       {"lse", spec.lse},
       // Types, all derived from the block sizes.
       {"s_f32", s_f32},
@@ -329,6 +256,12 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"kv_ids_memref", memref_type({1, kSublanes, bkv}, "i32", "vmem")},
       {"kv_ids_window", vector_type({1, 1, bkvc}, "i32")},
   };
+
+  if (predicate && static_mask) {
+    const MlirMaskOps mask = mask_mlir_ops(lower_mask(spec.masks.unique.front()), context["s_i32"], context["s_i1"]);
+    context["mask_ops"] = mask.ops;
+    context["mask_result"] = mask.result;
+  }
 
   return KernelPlan{"tpu", "mlir", "tpu/forward/kernel.mlir.tmpl", spec.name + "_tpu", true, std::move(context),
                     operands_json(spec, plan, operands)};
