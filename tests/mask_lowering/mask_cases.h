@@ -71,20 +71,18 @@ inline Mask tree(Mask::Kind kind, std::vector<Mask> children) {
 inline std::vector<Mask> masks() {
   constexpr int64_t kLimit = kMaskConstantLimit, kSpecMax = int64_t{1} << 32;
   using K = Mask::Kind;
+  using Values = std::vector<int64_t>;
   std::vector<Mask> out = {leaf(K::kFull)};
-  for (int64_t offset : {-kSpecMax, -kLimit - 1, -kLimit, -kLimit + 1, -41, -40, -39, -7, -1, int64_t{0}, int64_t{1},
-                         int64_t{6}, int64_t{39}, int64_t{40}, kLimit - 1, kLimit, kLimit + 1, kSpecMax})
+  for (int64_t offset : Values{-kSpecMax, -kLimit - 1, -kLimit, -kLimit + 1, -41, -40, -39, -7, -1, 0, 1, 6, 39, 40,
+                               kLimit - 1, kLimit, kLimit + 1, kSpecMax})
     out.push_back(causal(offset));
   const std::vector<std::optional<int64_t>> sides = {std::nullopt, 0, 1, 9, 45, kSpecMax};
   for (const auto& left : sides)
     for (const auto& right : sides)
-      for (int64_t offset : {-kSpecMax, int64_t{-12}, int64_t{0}, int64_t{5}, kSpecMax}) out.push_back(local(left, right, offset));
-  for (int64_t chunk : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{7}, int64_t{8}, int64_t{39}, int64_t{40},
-                        int64_t{41}, kLimit - 1, kLimit, kLimit + 1, kSpecMax})
+      for (int64_t offset : Values{-kSpecMax, -12, 0, 5, kSpecMax}) out.push_back(local(left, right, offset));
+  for (int64_t chunk : Values{1, 2, 3, 7, 8, 39, 40, 41, kLimit - 1, kLimit, kLimit + 1, kSpecMax})
     out.push_back(chunked(chunk));
-  for (int64_t length : {int64_t{0}, int64_t{1}, int64_t{13}, int64_t{39}, int64_t{40}, int64_t{41}, kLimit,
-                         kLimit + 1, kSpecMax})
-    out.push_back(prefix(length));
+  for (int64_t length : Values{0, 1, 13, 39, 40, 41, kLimit, kLimit + 1, kSpecMax}) out.push_back(prefix(length));
   // Trees: nesting, three operands, always-true children on either side of and/or.
   out.push_back(tree(K::kAnd, {causal(0), local(9, std::nullopt, 0)}));
   out.push_back(tree(K::kOr, {prefix(5), chunked(8)}));
