@@ -45,7 +45,7 @@ module {
     %q_idx = arith.index_cast %q_block : i32 to index
     %step_idx = arith.index_cast %kv_step : i32 to index
     // The block plan's row: this head's own, or row 0 when every head shares one.
-    %mask_row = arith.constant 0 : index
+    %mask_row = arith.index_cast %c0_i32 : i32 to index
 
     // First step of a q block: reset the running max m, sum l and accumulator.
     %first_step = arith.cmpi eq, %kv_step, %c0_i32 : i32
@@ -194,10 +194,9 @@ module {
   func.func @transform_1(%b_index: i32, %h_index: i32, %q_block: i32, %kv_step: i32,
                                %data_next: memref<1x16x5xi32, #tpu.memory_space<smem>>, %block_mask: memref<1x16x5xi32, #tpu.memory_space<smem>>) -> (i32, i32, i32, i32) {
     %c0_i32 = arith.constant 0 : i32
-    %c0 = arith.constant 0 : index
     %q_idx = arith.index_cast %q_block : i32 to index
     %step_idx = arith.index_cast %kv_step : i32 to index
-    %mask_row = arith.constant 0 : index
+    %mask_row = arith.index_cast %c0_i32 : i32 to index
     %c_group = arith.constant 4 : i32
     %kv_head = arith.divsi %h_index, %c_group : i32
     %kv_block = memref.load %data_next[%mask_row, %q_idx, %step_idx] : memref<1x16x5xi32, #tpu.memory_space<smem>>
@@ -208,10 +207,9 @@ module {
   func.func @transform_2(%b_index: i32, %h_index: i32, %q_block: i32, %kv_step: i32,
                                %data_next: memref<1x16x5xi32, #tpu.memory_space<smem>>, %block_mask: memref<1x16x5xi32, #tpu.memory_space<smem>>) -> (i32, i32, i32, i32) {
     %c0_i32 = arith.constant 0 : i32
-    %c0 = arith.constant 0 : index
     %q_idx = arith.index_cast %q_block : i32 to index
     %step_idx = arith.index_cast %kv_step : i32 to index
-    %mask_row = arith.constant 0 : index
+    %mask_row = arith.index_cast %c0_i32 : i32 to index
     %c_group = arith.constant 4 : i32
     %kv_head = arith.divsi %h_index, %c_group : i32
     %kv_block = memref.load %data_next[%mask_row, %q_idx, %step_idx] : memref<1x16x5xi32, #tpu.memory_space<smem>>
