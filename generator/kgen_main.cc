@@ -1,4 +1,4 @@
-// The kgen command line (SPEC.md §6). Exit status: 0 success, 2 a bad spec or bad
+// The kgen command line (docs/spec-format.md §6). Exit status: 0 success, 2 a bad spec or bad
 // arguments (nothing written), 1 any other failure.
 #include <unistd.h>
 

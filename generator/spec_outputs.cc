@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cuda_format.h"
+#include "kernel_names.h"
 #include "kernel_plans.h"
 
 namespace kgen {
@@ -56,7 +57,7 @@ std::vector<GeneratedFile> render_spec_outputs(const Spec& spec, TemplateEngine&
     auto render_file = [&](const std::string& template_path, const Json& context, const std::string& extension,
                            const std::string& role) -> Json& {
       const std::string text = provenance_header(spec, engine.templates_used()) + engine.render(template_path, context);
-      const std::string file_name = spec.name + "." + kernel.target + "." + extension;
+      const std::string file_name = generated_file_name(spec.name, kernel.target, extension);
       // Generated CUDA is canonical: clang-format with kgen's own style (docs/audit.md).
       const bool cuda = extension == "cu" || extension == "h";
       files.push_back({spec.name + "/" + file_name, cuda ? format_cuda(text) : text});
@@ -74,7 +75,7 @@ std::vector<GeneratedFile> render_spec_outputs(const Spec& spec, TemplateEngine&
       // JSON has no comments: its provenance is a field.
       Json operands = kernel.operands;
       operands["provenance"] = {{"generated_by", "kgen"}, {"spec", spec.source}, {"regenerate", regenerate_command(spec)}};
-      const std::string operands_name = spec.name + "." + kernel.target + ".operands.json";
+      const std::string operands_name = generated_file_name(spec.name, kernel.target, "operands.json");
       files.push_back({spec.name + "/" + operands_name, review_json(operands) + "\n"});
       manifest_files[operands_name] = Json{{"target", kernel.target}, {"role", "operands"}};
     }

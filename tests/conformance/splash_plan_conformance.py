@@ -379,8 +379,9 @@ class Oracle:
     data_next: np.ndarray
     mask_next: np.ndarray | None
     partial_blocks: np.ndarray | None
-    expect_null_partials: bool     # SPEC.md §4: kgen prints null mask_next/partial_blocks
+    expect_null_partials: bool     # docs/spec-format.md §4: kgen prints null mask_next/partial_blocks
     any_partial: bool              # some tile of some head is partial
+    partial_tile_mask: str         # how kgen must say partial tiles are masked: none, predicate, bitmask
     live_blocks: int
     total_blocks: int
 
@@ -435,6 +436,7 @@ def build_oracle(case: Case) -> Oracle:
         partial_blocks=None if info.partial_mask_blocks is None else np.asarray(info.partial_mask_blocks),
         expect_null_partials=predicate or not any_partial,
         any_partial=any_partial,
+        partial_tile_mask="none" if not any_partial else "predicate" if predicate else "bitmask",
         live_blocks=batch * live,
         total_blocks=batch * heads * q_blocks * kv_blocks,
     )
@@ -485,6 +487,8 @@ def compare(plan: dict, oracle: Oracle, block_q: int, block_kv: int) -> str | No
     if (mask_next is None) != (partials is None):
         return f"mask_next is {'null' if mask_next is None else 'set'} but partial_blocks is " \
                f"{'null' if partials is None else 'set'}"
+    if plan.get("partial_tile_mask") != oracle.partial_tile_mask:
+        return f"partial_tile_mask: kgen {plan.get('partial_tile_mask')!r}, expected {oracle.partial_tile_mask!r}"
     if (mask_next is None) != oracle.expect_null_partials:
         why = "a predicate mask shared by all heads, or no partial tile" if oracle.expect_null_partials \
             else "partial tiles of a materialized (explicit or per-head) mask"

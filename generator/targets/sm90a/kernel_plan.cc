@@ -9,6 +9,7 @@
 
 #include "diagnostics.h"
 #include "memory_budget.h"
+#include "targets/cuda/cuda_target.h"
 
 namespace kgen {
 namespace {
@@ -173,7 +174,7 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
   const KvBlockLists lists = build_kv_block_lists(spec.masks, s.q_heads, tiles);
   const int64_t q_blocks = tiles.q_blocks();
   const int64_t list_count = lists.rows * q_blocks;
-  const int64_t consumers = gpu.block_q / 64;
+  const int64_t consumers = gpu.block_q / kRowsPerConsumerWarpgroup;
   const Sm90aRegisterSplit registers = sm90a_register_split(consumers);
   const int64_t threads = 128 * (consumers + 1);  // a producer warpgroup and the consumers
   const int64_t shared_bytes = gpu_smem_budget(spec, gpu).total();
