@@ -13,7 +13,7 @@
 #include "grid_driver.h"
 #include "kernel_plans.h"
 #include "mosaic_kernel.h"
-#include "tpu_kernel_plan.h"
+#include "targets/tpu/kernel_plan.h"
 #include "verification_inputs.h"
 
 namespace kgen {

@@ -37,21 +37,54 @@ std::string short_number(double value) {
   return buffer;
 }
 
-// Numbers as C++ initializer text, "1, 2, 3"; the formatter (cuda_format.h) lays them out.
+// Numbers as the lines of a C++ initializer, "1, 2, 3,\n4, 5": each line at most
+// kTableWidth characters, so that with the template's 4-space indent and the closing "};"
+// every line of a table fits the formatter's 100 columns. kgen lays tables out itself (the
+// templates wrap them in clang-format off/on): the formatter's column layout of a long list
+// is not a rule a reader can check.
+constexpr std::size_t kTableWidth = 94;
 template <typename T>
 std::string number_list(const std::vector<T>& values, bool hex = false) {
-  std::string out;
+  std::string out, line;
   for (std::size_t k = 0; k < values.size(); ++k) {
-    if (k > 0) out += ", ";
+    std::string item;
     if (hex) {
       char buffer[16];
       std::snprintf(buffer, sizeof buffer, "0x%08xu", static_cast<unsigned>(values[k]));
-      out += buffer;
+      item = buffer;
     } else {
-      out += std::to_string(values[k]);
+      item = std::to_string(values[k]);
     }
+    if (k + 1 < values.size()) item += ",";
+    if (!line.empty() && line.size() + 1 + item.size() > kTableWidth) {
+      out += line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + item;
   }
-  return out;
+  return out + line;
+}
+
+// The optional operands of a spec, in the order of Params and Arguments: each is one pointer
+// argument of the launcher and one member of the kernel's Params. `checked`: with what the
+// launcher checks its alignment by (the kernel's context; the header only declares them).
+Json optional_operands(const Spec& spec, bool checked) {
+  Json operands = Json::array();
+  auto add = [&](const char* name, const char* type, const char* element, const char* description) {
+    Json operand = {{"name", name}, {"type", type}, {"description", description}};
+    if (checked) {
+      operand["element"] = element;
+      operand["alignment"] = 4;  // bytes: every optional operand holds 32-bit values
+    }
+    operands.push_back(std::move(operand));
+  };
+  if (spec.lse) add("lse", "float*", "float", "[batch][q_heads][q_len], contiguous; natural log, -inf on empty rows");
+  if (spec.segment_ids) {
+    add("q_segment_ids", "const int32_t*", "int32_t", "[batch][q_len], contiguous");
+    add("kv_segment_ids", "const int32_t*", "int32_t", "[batch][kv_len], contiguous");
+  }
+  if (spec.sinks) add("sinks", "const float*", "float", "[q_heads]: one extra logit per head, with no value row");
+  return operands;
 }
 
 // "i", "i + 5", "i - 3".
@@ -252,21 +285,22 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
       {"mask_summary", spec.mask_summary},
       {"mask_strategy", strategy},
       {"extended_mma_shapes", extended},
-      {"mma_qk", "SM90_64x" + std::to_string(gpu.block_kv) + "x16_F32" + letters +
-                     "_SS<GMMA::Major::K, GMMA::Major::K>"},
-      {"mma_pv", "SM90_64x" + std::to_string(s.head_dim_v) + "x16_F32" + letters +
-                     "_RS<GMMA::Major::K, GMMA::Major::MN>"},
+      {"mma_qk", "cute::SM90_64x" + std::to_string(gpu.block_kv) + "x16_F32" + letters +
+                     "_SS<cute::GMMA::Major::K, cute::GMMA::Major::K>"},
+      {"mma_pv", "cute::SM90_64x" + std::to_string(s.head_dim_v) + "x16_F32" + letters +
+                     "_RS<cute::GMMA::Major::K, cute::GMMA::Major::MN>"},
       {"softcap", spec.softcap.has_value()},
       {"score_domain", spec.softcap ? "tanh(scale * q.k / softcap)" : "q.k, unscaled"},
       {"exp2_scale", f32_literal(spec.softcap ? *spec.softcap * log2e : spec.scale * log2e)},
-      {"lse", spec.lse},
-      {"segment_ids", spec.segment_ids},
-      {"sinks", spec.sinks},
-      {"any_partial", any_partial},
-      // Which positions the kernel needs: key columns for the mask and segment ids, query
-      // rows also for the lse.
-      {"uses_columns", any_partial || spec.segment_ids},
-      {"uses_positions", any_partial || spec.segment_ids || spec.lse},
+      // The policies of the runtime (runtime/sm90a/forward/) this kernel is built from.
+      {"score_mod", spec.softcap ? "kgen::sm90a::Softcap<Config>" : "kgen::sm90a::NoScoreMod"},
+      {"mask_policy", !any_partial ? "kgen::sm90a::NoMask"
+                      : predicate  ? "kgen::sm90a::PredicateMask<Config>"
+                                   : "kgen::sm90a::BitmaskMask<Config>"},
+      {"segment_mask", spec.segment_ids ? "kgen::sm90a::SegmentMask<Config>" : "kgen::sm90a::NoSegmentMask"},
+      {"lse", spec.lse ? "true" : "false"},
+      {"sinks", spec.sinks ? "true" : "false"},
+      {"operands", optional_operands(spec, true)},
       {"predicate_mask", predicate},
       {"bitmask", bitmask},
       {"stride_alignment", 16 / dtype_bytes(spec.dtype)},
@@ -317,9 +351,7 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
       {"cuda_type", spec.dtype == DType::kFloat16 ? "16-bit IEEE half: __half, cutlass::half_t, torch.float16"
                                                   : "16-bit brain float: __nv_bfloat16, cutlass::bfloat16_t, torch.bfloat16"},
       {"stride_alignment", 16 / dtype_bytes(spec.dtype)},
-      {"lse", spec.lse},
-      {"segment_ids", spec.segment_ids},
-      {"sinks", spec.sinks},
+      {"operands", optional_operands(spec, false)},
   };
 
   // What the kernel file promises, checked by kgen audit against what Clang sees

@@ -28,7 +28,7 @@ Sm90aRegisterSplit sm90a_register_split(int64_t consumers);
 // ptxas would spill them. Calibrated on ptxas 13.0 (docs/sm90a-kernel.md).
 int64_t sm90a_consumer_register_estimate(int64_t block_kv, int64_t head_dim_v, bool segment_ids);
 
-// The mask of SPEC.md §2 as a C++ boolean expression of `i` (query) and `j` (key), for masks
+// The mask of docs/spec-format.md as a C++ boolean expression of `i` (query) and `j` (key), for masks
 // without explicit leaves. Constants are clamped to +-2^30 so no int32 addition overflows.
 std::string sm90a_mask_predicate(const Mask& mask);
 
