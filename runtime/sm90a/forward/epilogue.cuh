@@ -22,15 +22,16 @@ namespace sm90a {
 // O /= l per row (0 for a row with nothing kept), and the lse written when Config::kLse.
 // A sink (Config::kSinks) is a logit with no value row: it joins the max and the sum only.
 template <class Config, class Params, class Fragment>
-CUTE_DEVICE void normalize_rows(Params const& params, OnlineSoftmax<Config> const& softmax, Fragment& acc_o,
-                                CtaWork const& work, int row_base, int lane) {
+CUTE_DEVICE void normalize_rows(Params const& params, OnlineSoftmax<Config> const& softmax,
+                                Fragment& acc_o, CtaWork const& work, int row_base, int lane) {
   float sink_log2 = 0.f;
   if constexpr (Config::kSinks) sink_log2 = __ldg(params.sinks + work.head) * kLog2e;
   float out_scale[2];
   CUTE_UNROLL
   for (int r = 0; r < 2; ++r) {
     float sum = quad_sum(softmax.row_sum[r]);
-    float max_log2 = softmax.row_max[r] == -INFINITY ? -INFINITY : softmax.row_max[r] * Config::kExp2Scale;
+    float max_log2 =
+        softmax.row_max[r] == -INFINITY ? -INFINITY : softmax.row_max[r] * Config::kExp2Scale;
     if constexpr (Config::kSinks) {
       const float new_max = fmaxf(max_log2, sink_log2);
       const float base = new_max == -INFINITY ? 0.f : new_max;  // a sink of -inf is no sink
@@ -56,8 +57,8 @@ CUTE_DEVICE void normalize_rows(Params const& params, OnlineSoftmax<Config> cons
 // TMA store by one thread; rows past q_len are clipped by the TMA unit.
 template <class Config, class Params, class MmaPV, class Fragment>
 CUTE_DEVICE void store_o(Params const& params, typename ForwardTraits<Config>::SharedStorage& smem,
-                         MmaPV const& mma_pv, Fragment const& acc_o, CtaWork const& work, int consumer,
-                         int thread) {
+                         MmaPV const& mma_pv, Fragment const& acc_o, CtaWork const& work,
+                         int consumer, int thread) {
   using namespace cute;
   using Traits = ForwardTraits<Config>;
   using Element = typename Config::Element;
@@ -74,10 +75,12 @@ CUTE_DEVICE void store_o(Params const& params, typename ForwardTraits<Config>::S
   cutlass::arch::fence_view_async_shared();  // generic-proxy writes, read next by the TMA unit
   cutlass::arch::NamedBarrier::sync(128, consumer);
   if (thread / 32 == 0 && cute::elect_one_sync()) {
-    Tensor mO = params.tma.o.get_tma_tensor(make_shape(Config::kQLen, kHeadDimV, Config::kQHeads, Config::kBatch));
-    Tensor gO = local_tile(mO(_, _, work.head, work.batch), Shape<_64, Int<kHeadDimV>>{}, make_coord(_, _0{}));
-    auto [tOgO, tOsO] =
-        tma_partition(params.tma.o, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sO), group_modes<0, 2>(gO));
+    Tensor mO = params.tma.o.get_tma_tensor(
+        make_shape(Config::kQLen, kHeadDimV, Config::kQHeads, Config::kBatch));
+    Tensor gO = local_tile(mO(_, _, work.head, work.batch), Shape<_64, Int<kHeadDimV>>{},
+                           make_coord(_, _0{}));
+    auto [tOgO, tOsO] = tma_partition(params.tma.o, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sO),
+                                      group_modes<0, 2>(gO));
     copy(params.tma.o, tOsO, tOgO(_, work.q_block * Config::kConsumers + consumer));
     tma_store_arrive();
     tma_store_wait<0>();  // the shared-memory source must outlive the store

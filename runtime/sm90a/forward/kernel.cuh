@@ -46,7 +46,8 @@ CUTE_DEVICE void forward(Params const& params) {
 
   if (warp_group == 0) {
     cutlass::arch::warpgroup_reg_dealloc<Config::kProducerRegisters>();
-    if (cutlass::canonical_warp_idx_sync() == 0 && cute::elect_one_sync()) produce<Config>(params, smem, work);
+    if (cutlass::canonical_warp_idx_sync() == 0 && cute::elect_one_sync())
+      produce<Config>(params, smem, work);
   } else {
     cutlass::arch::warpgroup_reg_alloc<Config::kConsumerRegisters>();
     consume<Config>(params, smem, warp_group - 1, work);

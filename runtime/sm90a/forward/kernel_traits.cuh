@@ -30,8 +30,8 @@ namespace sm90a {
 // descriptors are declared with.
 template <class T, class Stride>
 inline auto null_gmem() {
-  return cute::make_tensor(cute::make_gmem_ptr(static_cast<T*>(nullptr)), cute::Shape<int, int, int, int>{},
-                           Stride{});
+  return cute::make_tensor(cute::make_gmem_ptr(static_cast<T*>(nullptr)),
+                           cute::Shape<int, int, int, int>{}, Stride{});
 }
 
 template <class Config>
@@ -52,20 +52,22 @@ struct ForwardTraits {
 
   // ---- Shared memory layouts (128-byte swizzle, as wgmma and TMA expect them)
   // Q: one (64, head_dim) K-major tile per consumer warpgroup, stacked on mode 2.
-  using SmemLayoutQTile = decltype(cute::tile_to_shape(cute::GMMA::Layout_K_SW128_Atom<Element>{},
-                                                       cute::Shape<cute::_64, cute::Int<kHeadDim>>{}));
+  using SmemLayoutQTile = decltype(cute::tile_to_shape(
+      cute::GMMA::Layout_K_SW128_Atom<Element>{}, cute::Shape<cute::_64, cute::Int<kHeadDim>>{}));
   using SmemLayoutQ = decltype(cute::tile_to_shape(
       cute::GMMA::Layout_K_SW128_Atom<Element>{},
       cute::Shape<cute::_64, cute::Int<kHeadDim>, cute::Int<kConsumers>>{}));
   // K: (block_kv, head_dim) K-major, one tile per stage.
-  using SmemLayoutKTile = decltype(cute::tile_to_shape(
-      cute::GMMA::Layout_K_SW128_Atom<Element>{}, cute::Shape<cute::Int<kBlockKv>, cute::Int<kHeadDim>>{}));
+  using SmemLayoutKTile =
+      decltype(cute::tile_to_shape(cute::GMMA::Layout_K_SW128_Atom<Element>{},
+                                   cute::Shape<cute::Int<kBlockKv>, cute::Int<kHeadDim>>{}));
   using SmemLayoutK = decltype(cute::tile_to_shape(
       cute::GMMA::Layout_K_SW128_Atom<Element>{},
       cute::Shape<cute::Int<kBlockKv>, cute::Int<kHeadDim>, cute::Int<kStages>>{}));
   // V as the B operand of P V: (head_dim_v, block_kv), head_dim_v contiguous (MN-major).
-  using SmemLayoutVTile = decltype(cute::tile_to_shape(
-      cute::GMMA::Layout_MN_SW128_Atom<Element>{}, cute::Shape<cute::Int<kHeadDimV>, cute::Int<kBlockKv>>{}));
+  using SmemLayoutVTile =
+      decltype(cute::tile_to_shape(cute::GMMA::Layout_MN_SW128_Atom<Element>{},
+                                   cute::Shape<cute::Int<kHeadDimV>, cute::Int<kBlockKv>>{}));
   using SmemLayoutV = decltype(cute::tile_to_shape(
       cute::GMMA::Layout_MN_SW128_Atom<Element>{},
       cute::Shape<cute::Int<kHeadDimV>, cute::Int<kBlockKv>, cute::Int<kStages>>{}));
@@ -97,14 +99,14 @@ struct ForwardTraits {
   // K and O, (features, rows, head, batch) for V; the feature dimension is contiguous.
   using RowMajorStride = cute::Stride<int64_t, cute::_1, int64_t, int64_t>;
   using ColumnMajorStride = cute::Stride<cute::_1, int64_t, int64_t, int64_t>;
-  using TmaQ = decltype(cute::make_tma_copy(cute::SM90_TMA_LOAD{}, null_gmem<Element const, RowMajorStride>(),
-                                            SmemLayoutQTile{}));
-  using TmaK = decltype(cute::make_tma_copy(cute::SM90_TMA_LOAD{}, null_gmem<Element const, RowMajorStride>(),
-                                            SmemLayoutKTile{}));
-  using TmaV = decltype(cute::make_tma_copy(cute::SM90_TMA_LOAD{}, null_gmem<Element const, ColumnMajorStride>(),
-                                            SmemLayoutVTile{}));
-  using TmaO = decltype(cute::make_tma_copy(cute::SM90_TMA_STORE{}, null_gmem<Element, RowMajorStride>(),
-                                            SmemLayoutO{}));
+  using TmaQ = decltype(cute::make_tma_copy(
+      cute::SM90_TMA_LOAD{}, null_gmem<Element const, RowMajorStride>(), SmemLayoutQTile{}));
+  using TmaK = decltype(cute::make_tma_copy(
+      cute::SM90_TMA_LOAD{}, null_gmem<Element const, RowMajorStride>(), SmemLayoutKTile{}));
+  using TmaV = decltype(cute::make_tma_copy(
+      cute::SM90_TMA_LOAD{}, null_gmem<Element const, ColumnMajorStride>(), SmemLayoutVTile{}));
+  using TmaO = decltype(cute::make_tma_copy(cute::SM90_TMA_STORE{},
+                                            null_gmem<Element, RowMajorStride>(), SmemLayoutO{}));
 };
 
 // The TMA descriptors of one kernel: the first member of its Params, passed as a

@@ -23,7 +23,8 @@ struct PredicateMask {
   static constexpr bool kMasksPartialTiles = true;
 
   template <class Fragment>
-  CUTE_DEVICE static void apply(Fragment& s, int /*tile*/, int /*tile_row_base*/, int row_base, int col_first) {
+  CUTE_DEVICE static void apply(Fragment& s, int /*tile*/, int /*tile_row_base*/, int row_base,
+                                int col_first) {
     CUTE_UNROLL
     for (int r = 0; r < 2; ++r) {
       const int i = row_base + 8 * r;
@@ -47,7 +48,8 @@ struct BitmaskMask {
   static constexpr bool kMasksPartialTiles = true;
 
   template <class Fragment>
-  CUTE_DEVICE static void apply(Fragment& s, int tile, int tile_row_base, int /*row_base*/, int col_first) {
+  CUTE_DEVICE static void apply(Fragment& s, int tile, int tile_row_base, int /*row_base*/,
+                                int col_first) {
     constexpr int kWords = Config::kMaskWords;
     const int lane_shift = col_first % 8;  // 2 (lane % 4): tiles start at multiples of 16 keys
     const uint32_t* block =

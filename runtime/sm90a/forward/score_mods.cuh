@@ -19,7 +19,9 @@ struct NoScoreMod {
 // tanh to about 1e-7 absolute as 1 - 2 / (1 + 2^(2 log2(e) x)): one MUFU.EX2, one MUFU.RCP,
 // and exactly +-1 for large |x|. Not tanh.approx (2^-11 relative): the softcap multiplies
 // tanh's error by the cap, which would put lse ~0.02 off for a cap of 50 (tolerance 1e-3).
-CUTE_DEVICE float softcap_tanh(float x) { return 1.f - __fdividef(2.f, 1.f + fast_exp2(x * 2.88539008f)); }
+CUTE_DEVICE float softcap_tanh(float x) {
+  return 1.f - __fdividef(2.f, 1.f + fast_exp2(x * 2.88539008f));
+}
 
 // x = tanh(Config::kTanhScale * q.k) = tanh(scale * q.k / softcap); s = softcap * x, with the
 // softcap folded into kExp2Scale.

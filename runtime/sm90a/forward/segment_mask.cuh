@@ -33,7 +33,8 @@ struct SegmentMask {
     CUTE_UNROLL
     for (int r = 0; r < 2; ++r) {
       const int i = row_base + 8 * r;
-      q_segment[r] = i < Config::kQLen ? __ldg(params.q_segment_ids + int64_t(batch) * Config::kQLen + i) : 0;
+      q_segment[r] =
+          i < Config::kQLen ? __ldg(params.q_segment_ids + int64_t(batch) * Config::kQLen + i) : 0;
     }
   }
 

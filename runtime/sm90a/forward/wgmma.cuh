@@ -52,9 +52,10 @@ struct ForwardMma {
 
   // P as the register A operand of O += P V: the S fragment reinterpreted per 16-column k
   // block, ((column pair, row half, 8-column half), 1, k block). Same element order as S.
-  using LayoutP = cute::Layout<cute::Shape<cute::Shape<cute::_2, cute::_2, cute::_2>, cute::_1,
-                                           cute::Int<Config::kBlockKv / 16>>,
-                               cute::Stride<cute::Stride<cute::_1, cute::_2, cute::_4>, cute::_0, cute::_8>>;
+  using LayoutP =
+      cute::Layout<cute::Shape<cute::Shape<cute::_2, cute::_2, cute::_2>, cute::_1,
+                               cute::Int<Config::kBlockKv / 16>>,
+                   cute::Stride<cute::Stride<cute::_1, cute::_2, cute::_4>, cute::_0, cute::_8>>;
 };
 
 // One wgmma tile product: all k blocks of a and b into c, c zeroed first when asked.

@@ -19,8 +19,8 @@ namespace kgen {
 namespace sm90a {
 
 template <class Config, class Params>
-CUTE_DEVICE void consume(Params const& params, typename ForwardTraits<Config>::SharedStorage& smem, int consumer,
-                         CtaWork const& work) {
+CUTE_DEVICE void consume(Params const& params, typename ForwardTraits<Config>::SharedStorage& smem,
+                         int consumer, CtaWork const& work) {
   using namespace cute;
   using Traits = ForwardTraits<Config>;
   using Mma = ForwardMma<Config>;
@@ -65,7 +65,8 @@ CUTE_DEVICE void consume(Params const& params, typename ForwardTraits<Config>::S
     if constexpr (ScoreMod::kModifies) ScoreMod::apply(acc_s);  // before the masks: they stay -inf
     const int col_first = kv_block * kBlockKv + col_base;
     if constexpr (Mask::kMasksPartialTiles) {
-      if (t < work.partial_count) Mask::apply(acc_s, work.tile_begin + t, tile_row_base, row_base, col_first);
+      if (t < work.partial_count)
+        Mask::apply(acc_s, work.tile_begin + t, tile_row_base, row_base, col_first);
     }
     if constexpr (Config::SegmentMask::kMasks) segments.apply(acc_s, col_first);
     softmax.update(acc_s, correction);
