@@ -3,7 +3,7 @@
 // Template: templates/sm90a/forward/kernel.cu.tmpl
 // Template: templates/sm90a/forward/block_tables.cu.tmpl
 // Template: templates/sm90a/forward/launch.cu.tmpl
-// Runtime: runtime/sm90a (sha256 cd68acd1dcdb07584c983137a50fe5d569b8abcc5474e8903d0a54058110e0c7)
+// Runtime: runtime/sm90a (sha256 7041c179ccab1422bb8a0eb03a66a7b4f54267e9601b8ebcacf8041f07670788)
 
 // bigbird_block_sparse_sm90a: attention forward for Hopper (sm_90a) on CUTLASS/CuTe, FlashAttention-3 style.
 //

@@ -1,6 +1,6 @@
-// The consumer's epilogue: the final statistics of its rows (out = O / l, lse = m + log(l) of
-// docs/spec-format.md, "Outputs"; sinks folded in first), then O through shared memory (over
-// the consumer's own Q tile) and one TMA store.
+// The consumer's epilogue: the final statistics of its rows (out = O / l and lse = m + log(l),
+// docs/spec-format.md, "Top-level keys"; sinks folded in first), then O through shared memory
+// (over the consumer's own Q tile) and one TMA store.
 #pragma once
 
 #include <cmath>

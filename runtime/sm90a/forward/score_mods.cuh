@@ -1,6 +1,7 @@
 // Score modifiers: what turns a raw score q.k into the score domain x the softmax works in
-// (docs/spec-format.md, "Scores"; docs/sm90a-kernel.md, "Softmax in exp2"). The scale is
-// folded into Config::kExp2Scale, so exp(s - s_max) = exp2(kExp2Scale * (x - x_max)).
+// (scale and softcap in docs/spec-format.md, "Top-level keys"; docs/sm90a-kernel.md,
+// "Softmax in exp2"). The scale is folded into Config::kExp2Scale, so
+// exp(s - s_max) = exp2(kExp2Scale * (x - x_max)).
 #pragma once
 
 #include <cute/config.hpp>

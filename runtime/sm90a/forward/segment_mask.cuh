@@ -1,4 +1,4 @@
-// Segment ids (docs/spec-format.md, "Segment ids"): a key is kept only when its segment is
+// Segment ids (docs/spec-format.md, "Top-level keys"): a key is kept only when its segment is
 // the query's. They are run-time data, so the test runs on every tile, full or partial.
 #pragma once
 
