@@ -46,7 +46,7 @@ TEST(RawRender, EveryCudaFileIsAlreadyFormatted) {
   const RuntimeDigests runtimes = runtime_digests(KGEN_SOURCE_DIR);
   int checked = 0;
   for (const std::string& file : spec_files()) {
-    const Spec spec = load_spec(file, KGEN_SOURCE_DIR);
+    const Spec spec = load_spec(std::string(KGEN_SOURCE_DIR) + "/" + file, KGEN_SOURCE_DIR);
     for (const GeneratedFile& output : render_spec_outputs(spec, engine, runtimes)) {
       if (!is_cuda(output.path)) continue;
       ++checked;
