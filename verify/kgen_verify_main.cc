@@ -52,8 +52,9 @@ const char kUsage[] =
 // Replaces this process with the compile-only check of one sm90a kernel (writing its facts
 // to `report` when not empty).
 [[noreturn]] void compile_check_sm90a(const std::string& kernel, const std::string& report) {
-  std::vector<const char*> argv = {KGEN_PYTHON, KGEN_COMPILE_CHECK, kernel.c_str(), "--nvcc", KGEN_NVCC, "--cutlass-include",
-                                   KGEN_CUTLASS_INCLUDE, "--cuobjdump", KGEN_CUOBJDUMP};
+  std::vector<const char*> argv = {KGEN_PYTHON,          KGEN_COMPILE_CHECK, kernel.c_str(),        "--nvcc",
+                                   KGEN_NVCC,            "--cutlass-include", KGEN_CUTLASS_INCLUDE, "--runtime-include",
+                                   KGEN_RUNTIME_INCLUDE, "--cuobjdump",      KGEN_CUOBJDUMP};
   if (!report.empty()) argv.insert(argv.end(), {"--report", report.c_str()});
   argv.push_back(nullptr);
   ::execv(KGEN_PYTHON, const_cast<char* const*>(argv.data()));

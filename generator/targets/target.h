@@ -12,6 +12,7 @@
 
 #include "json_fields.h"
 #include "kernel_plans.h"
+#include "receipts.h"
 #include "spec.h"
 
 namespace kgen {
@@ -52,6 +53,9 @@ class Target {
   virtual KernelPlan plan(const Spec& spec) const = 0;
   virtual Json plan_json(const Spec& spec) const = 0;
   virtual void explain(std::ostream& out, const Spec& spec) const = 0;
+  // What its receipts cover and must hold (docs/receipts.md); nothing while its kernels are
+  // placeholders.
+  virtual std::optional<ReceiptRule> receipt_rule() const { return std::nullopt; }
 };
 
 // Every target, in the order specs, manifests and reports list them: tpu, sm90a, sm100a.

@@ -16,7 +16,7 @@
 #include "targets/target.h"
 
 #ifndef KGEN_AUDIT_CLANG
-#error "the build defines KGEN_AUDIT_CLANG, KGEN_AUDIT_RESOURCE_DIR, KGEN_AUDIT_CUDA_PATH, KGEN_AUDIT_CUTLASS_INCLUDE"
+#error "the build defines KGEN_AUDIT_CLANG, KGEN_AUDIT_RESOURCE_DIR, KGEN_AUDIT_CUDA_PATH, KGEN_AUDIT_CUTLASS_INCLUDE, KGEN_AUDIT_RUNTIME_INCLUDE"
 #endif
 
 namespace kgen::audit {
@@ -444,7 +444,8 @@ KernelInterface parse_interface(const Json& json) {
 }
 
 Toolchain default_toolchain() {
-  return Toolchain{KGEN_AUDIT_CLANG, KGEN_AUDIT_RESOURCE_DIR, KGEN_AUDIT_CUDA_PATH, KGEN_AUDIT_CUTLASS_INCLUDE, {}};
+  return Toolchain{KGEN_AUDIT_CLANG,           KGEN_AUDIT_RESOURCE_DIR,    KGEN_AUDIT_CUDA_PATH,
+                   KGEN_AUDIT_CUTLASS_INCLUDE, KGEN_AUDIT_RUNTIME_INCLUDE, {}};
 }
 
 namespace {
@@ -485,6 +486,8 @@ std::vector<std::string> clang_command(const Toolchain& tools, const std::string
   const fs::path cccl = fs::path(tools.cuda_path) / "include" / "cccl";
   if (fs::is_directory(cccl)) command.insert(command.end(), {"-isystem", cccl.string()});
   command.insert(command.end(), {"-isystem", tools.cutlass_include});
+  // kgen's own headers are not system headers: Clang reports what it finds in them.
+  if (!tools.runtime_include.empty()) command.insert(command.end(), {"-I", tools.runtime_include});
   for (const std::string& macro : nvcc_version_macros(tools.cuda_path)) command.push_back(macro);
   command.insert(command.end(), tools.extra_args.begin(), tools.extra_args.end());
   command.push_back(file);

@@ -11,6 +11,11 @@ class Sm90a final : public CudaTarget {
   Sm90a() : CudaTarget("sm90a", "sm_90a", &Spec::sm90a) {}
   KernelPlan plan(const Spec& spec) const override { return plan_sm90a_kernel(spec); }
 
+  // The kernel, the launcher header and the runtime headers it is compiled with.
+  std::optional<ReceiptRule> receipt_rule() const override {
+    return ReceiptRule{{".sm90a.cu", ".sm90a.h"}, {"nvcc_sass"}, {"gpu"}, "sm90a"};
+  }
+
  protected:
   void add_rules(const Spec& spec, const Tiling& tiling, TilingRules& rules) const override {
     // Each consumer warpgroup holds S (f32), P (16-bit) and O (f32) of its 64 rows in
@@ -28,6 +33,22 @@ class Sm90a final : public CudaTarget {
                       " consumer warpgroup(s): block_kv * 3/4 + head_dim_v / 2 + 32" +
                       (spec.segment_ids ? " + block_kv / 4 + 8 (segment ids)" : "") + " <= " +
                       std::to_string(available));
+    if (rules.violation()) return;
+
+    const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads,
+                                                    gpu_tile_shape(spec, GpuTarget{tiling.block_q, tiling.block_kv}));
+    const int64_t entries = sm90a_tile_entries(lists);
+    const std::string blocks = std::to_string(tiling.block_kv) + " with block_q " + std::to_string(tiling.block_q);
+    rules.at_most("block_q", entries, kSm90aMaxTileEntries,
+                  std::to_string(tiling.block_q) + " with block_kv " + std::to_string(tiling.block_kv) + " (" +
+                      std::to_string(entries) + " live tiles in the block plan)",
+                  "tiles whose block plan lists at most " + std::to_string(kSm90aMaxTileEntries) +
+                      " live tiles (the tables are source text of the generated kernel)");
+    if (partial_tile_mask(spec.masks, lists) == PartialTileMask::kBitmask)
+      rules.require(!sm90a_mask_table(spec.masks, lists).too_large, "block_kv",
+                    blocks + " (more than " + std::to_string(kSm90aMaxMaskWords * 4 / (1 << 20)) +
+                        " MiB of distinct partial-tile bits)",
+                    "tiles whose distinct partial blocks fit the sm90a mask table");
   }
 };
 

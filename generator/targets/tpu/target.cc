@@ -108,6 +108,11 @@ class Tpu final : public Target {
 
   KernelPlan plan(const Spec& spec) const override { return plan_tpu_kernel(spec); }
 
+  // The module and the operands file that fixes its calling contract.
+  std::optional<ReceiptRule> receipt_rule() const override {
+    return ReceiptRule{{".tpu.mlir", ".tpu.operands.json"}, {"cpu_execution", "mosaic_dialect", "libtpu_compile"}, {}, ""};
+  }
+
   Json plan_json(const Spec& spec) const override {
     const SplashPlan plan = tpu_splash_plan(spec);
     const bool with_partials = plan.has_mask_next;
