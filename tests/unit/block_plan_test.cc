@@ -34,7 +34,8 @@ TEST(ClassifyTiles, RaggedKvTailIsNeverFull) {
 }
 
 // The interval view of a row and the per-element predicate are two implementations of
-// SPEC.md §2; they must agree everywhere, including composed and explicit masks.
+// docs/spec-format.md §2; they must agree everywhere, including composed and explicit
+// masks.
 TEST(MaskRows, IntervalsAgreeWithThePredicate) {
   std::mt19937 random(7);
   const int64_t q_len = 37, kv_len = 29;
