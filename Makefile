@@ -22,10 +22,11 @@ gen: build
 check-generated: build
 	$(KGEN) gen --check $(SPECS)
 
-# Checked-in generated .cu/.h files must be in kgen's CUDA format (generator/cuda_format.h,
-# docs/audit.md): re-formats each in memory and fails with a diff on drift (also in make test).
+# Checked-in generated .cu/.h files and the runtime headers (runtime/) must be in kgen's CUDA
+# format (generator/cuda_format.h, docs/audit.md): re-formats each in memory and fails with a
+# diff on drift (also in make test).
 format-check: build
-	$(BUILD)/generator/kgen-format --check generated
+	$(BUILD)/generator/kgen-format --check generated runtime
 
 # Every generated CUDA kernel parsed by Clang and checked against its MANIFEST.json interface
 # and the lint rules (docs/audit.md; also in make test, one test per spec).

@@ -98,6 +98,10 @@ class PartialBlockPool {
   std::vector<PartialBlock> blocks_;
 };
 
+bool has_partial_tile(const Table3<int8_t>& classes) {
+  return std::find(classes.values.begin(), classes.values.end(), kPartialTile) != classes.values.end();
+}
+
 int64_t count_live(const Table3<int8_t>& classes) {
   return std::count_if(classes.values.begin(), classes.values.end(),
                        [](int8_t c) { return c != kEmptyTile; });
@@ -137,12 +141,12 @@ SplashPlan build_splash_plan(const HeadMasks& masks, int64_t heads, const TileSh
   SplashPlan plan;
   plan.tiles = tiles;
   plan.heads = heads;
-  plan.predicate_mask = masks.shared() && masks.unique.front().is_predicate();
   const int64_t rows = masks.shared() ? 1 : heads;
   const int64_t q_blocks = tiles.q_blocks(), kv_blocks = tiles.kv_blocks();
 
   std::vector<Table3<int8_t>> per_mask;
   for (const Mask& mask : masks.unique) per_mask.push_back(classify_tiles(mask, tiles));
+  plan.partial_mask = partial_tile_mask(masks, std::any_of(per_mask.begin(), per_mask.end(), has_partial_tile));
 
   plan.block_mask = Table3<int8_t>(rows, q_blocks, kv_blocks);
   for (int64_t r = 0; r < rows; ++r) {
@@ -154,7 +158,7 @@ SplashPlan build_splash_plan(const HeadMasks& masks, int64_t heads, const TileSh
   // Partial blocks are numbered by unique mask, then q block, then kv block; every head
   // sharing a mask shares its ids.
   Table3<int32_t> partial_id(rows, q_blocks, kv_blocks, 0);
-  if (!plan.predicate_mask) {
+  if (plan.partial_mask == PartialTileMask::kBitmask) {
     PartialBlockPool pool;
     std::vector<Table3<int32_t>> ids_per_mask;
     for (std::size_t u = 0; u < masks.unique.size(); ++u) {
@@ -170,7 +174,7 @@ SplashPlan build_splash_plan(const HeadMasks& masks, int64_t heads, const TileSh
       std::copy(ids.values.begin(), ids.values.end(), partial_id.values.begin() + r * q_blocks * kv_blocks);
     }
     plan.partial_blocks = pool.take();
-    plan.has_mask_next = !plan.partial_blocks.empty();
+    plan.has_mask_next = true;
   }
 
   plan.data_next = next_selected(
@@ -213,12 +217,15 @@ KvBlockLists build_kv_block_lists(const HeadMasks& masks, int64_t heads, const T
   return lists;
 }
 
-PartialTileMask partial_tile_mask(const HeadMasks& masks, const KvBlockLists& lists) {
-  const bool any_partial =
-      std::any_of(lists.partial.begin(), lists.partial.end(), [](const auto& list) { return !list.empty(); });
-  if (!any_partial) return PartialTileMask::kNone;
+PartialTileMask partial_tile_mask(const HeadMasks& masks, bool has_partial_tiles) {
+  if (!has_partial_tiles) return PartialTileMask::kNone;
   return masks.shared() && masks.unique.front().is_predicate() ? PartialTileMask::kPredicate
                                                                : PartialTileMask::kBitmask;
+}
+
+PartialTileMask partial_tile_mask(const HeadMasks& masks, const KvBlockLists& lists) {
+  return partial_tile_mask(masks, std::any_of(lists.partial.begin(), lists.partial.end(),
+                                              [](const auto& list) { return !list.empty(); }));
 }
 
 const char* partial_tile_mask_name(PartialTileMask mask) {

@@ -1,4 +1,4 @@
-// The block plan (SPEC.md §4): which (block_q, block_kv) tiles of each head are empty,
+// The block plan (docs/spec-format.md §4): which (block_q, block_kv) tiles of each head are empty,
 // partial or full, and the Splash-compatible schedule that walks only the live ones.
 #pragma once
 
@@ -35,17 +35,25 @@ struct TileShape {
 // never full: the kernel must mask its tail. Rows past q_len do not exist.
 Table3<int8_t> classify_tiles(const Mask& mask, const TileShape& tiles);
 
+// How every target's kernel masks its partial tiles, decided here once (docs/block-plan.md):
+// kNone when the tiling leaves no partial tile; kPredicate when every head shares one mask
+// without explicit leaves, so the kernel evaluates it from positions; kBitmask otherwise, bits
+// precomputed per distinct partial tile. `kgen plan` reports it for every target.
+enum class PartialTileMask { kNone, kPredicate, kBitmask };
+PartialTileMask partial_tile_mask(const HeadMasks& masks, bool has_partial_tiles);
+const char* partial_tile_mask_name(PartialTileMask mask);  // "none", "predicate", "bitmask"
+
 // One partial tile's bits: block_q rows of block_kv '0'/'1' characters.
 using PartialBlock = std::vector<std::string>;
 
-// Splash Attention's forward MaskInfo, computed the way SPEC.md §4 defines it.
+// Splash Attention's forward MaskInfo, computed the way docs/spec-format.md §4 defines it.
 struct SplashPlan {
   TileShape tiles;
   int64_t heads = 0;            // grid heads (q_heads)
-  bool predicate_mask = false;  // the kernel evaluates the mask; no partial blocks
+  PartialTileMask partial_mask = PartialTileMask::kNone;
   Table3<int8_t> block_mask;    // rows = 1 when all heads share one mask, else heads
   Table3<int32_t> data_next;
-  bool has_mask_next = false;
+  bool has_mask_next = false;   // partial_mask is kBitmask
   Table3<int32_t> mask_next;    // meaningful only when has_mask_next
   std::vector<PartialBlock> partial_blocks;
   int64_t live_tiles_per_batch = 0;  // non-empty tiles over all heads
@@ -69,10 +77,6 @@ struct KvBlockLists {
 
 KvBlockLists build_kv_block_lists(const HeadMasks& masks, int64_t heads, const TileShape& tiles);
 
-// How a GPU kernel masks the partial tiles of `lists`: none to mask; one mask shared by every
-// head with a predicate, evaluated in the kernel; anything else, a precomputed bitmask.
-enum class PartialTileMask { kNone, kPredicate, kBitmask };
 PartialTileMask partial_tile_mask(const HeadMasks& masks, const KvBlockLists& lists);
-const char* partial_tile_mask_name(PartialTileMask mask);  // "none", "predicate", "bitmask"
 
 }  // namespace kgen

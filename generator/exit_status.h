@@ -1,4 +1,4 @@
-// The exit status every kgen command shares (SPEC.md §6): 0 success, 2 a bad spec or
+// The exit status every kgen command shares (docs/spec-format.md §6): 0 success, 2 a bad spec or
 // bad arguments, 1 any other failure. Errors go to stderr, prefixed with `command`.
 #pragma once
 

@@ -4,9 +4,7 @@
 #include <sstream>
 
 #include "block_plan.h"
-#include "kernel_plans.h"
-#include "memory_budget.h"
-#include "targets/tpu/generations.h"
+#include "targets/target.h"
 
 namespace kgen {
 namespace {
@@ -20,15 +18,6 @@ std::string format(const char* pattern, double value) {
   return buffer;
 }
 
-std::string fraction_skipped(int64_t live, int64_t total) {
-  return format("%.1f%%", 100.0 * static_cast<double>(total - live) / static_cast<double>(total));
-}
-
-void explain_budget(std::ostringstream& out, const char* what, const MemoryBudget& budget, int64_t limit) {
-  out << "    " << what << ": " << budget.total() << " bytes of " << limit << "\n";
-  for (const auto& [item, bytes] : budget.items) out << "      " << item << ": " << bytes << "\n";
-}
-
 // The distinct head masks of the plan and which heads use each.
 std::string heads_using(const HeadMasks& masks, std::size_t unique) {
   if (masks.shared()) return "all " + std::to_string(masks.head_to_unique.size()) + " heads";
@@ -38,15 +27,24 @@ std::string heads_using(const HeadMasks& masks, std::size_t unique) {
   return heads;
 }
 
-void explain_maps(std::ostringstream& out, const Spec& spec, const TileShape& tiles) {
+}  // namespace
+
+std::string fraction_skipped(int64_t live, int64_t total) {
+  return format("%.1f%%", 100.0 * static_cast<double>(total - live) / static_cast<double>(total));
+}
+
+void explain_budget(std::ostream& out, const char* what, const MemoryBudget& budget, int64_t limit) {
+  out << "    " << what << ": " << budget.total() << " bytes of " << limit << "\n";
+  for (const auto& [item, bytes] : budget.items) out << "      " << item << ": " << bytes << "\n";
+}
+
+void explain_maps(std::ostream& out, const Spec& spec, const TileShape& tiles) {
   for (std::size_t u = 0; u < spec.masks.unique.size(); ++u) {
     const Table3<int8_t> classes = classify_tiles(spec.masks.unique[u], tiles);
     out << "    block map of " << heads_using(spec.masks, u) << " ('.' empty, '+' partial, '#' full; rows: q blocks):\n";
     out << draw_block_map(classes.values, classes.q_blocks, classes.cols, kMapColumns);
   }
 }
-
-}  // namespace
 
 std::string draw_block_map(const std::vector<int8_t>& classes, int64_t q_blocks, int64_t kv_blocks,
                            int64_t max_columns) {
@@ -86,38 +84,13 @@ std::string explain_spec(const Spec& spec) {
       << (spec.sinks ? "yes" : "no") << ", lse output " << (spec.lse ? "yes" : "no") << "\n";
   out << "  mask: " << spec.mask_summary << "\n";
   out << "    " << spec.masks.unique.size() << " distinct head mask(s), "
-      << (spec.masks.shared() && spec.masks.unique.front().is_predicate() ? "evaluated in-kernel from positions"
-                                                                           : "partial tiles read from a mask table")
+      << (partial_tile_mask(spec.masks, /*has_partial_tiles=*/true) == PartialTileMask::kPredicate
+              ? "evaluated in-kernel from positions"
+              : "partial tiles read from a mask table")
       << "\n";
 
-  if (spec.tpu) {
-    const SplashPlan plan = tpu_splash_plan(spec);
-    out << "\n  tpu (" << spec.tpu->generation << "): block_q " << spec.tpu->block_q << ", block_kv "
-        << spec.tpu->block_kv << ", block_kv_compute " << spec.tpu->block_kv_compute << "\n";
-    out << "    grid [batch, heads, q blocks, kv steps] = [" << s.batch << ", " << s.q_heads << ", "
-        << plan.block_mask.q_blocks << ", " << plan.width() << "] (of " << plan.tiles.kv_blocks() << " kv blocks)\n";
-    out << "    live tiles: " << plan.live_tiles_per_batch << " of " << plan.total_tiles_per_batch
-        << " per batch element (" << fraction_skipped(plan.live_tiles_per_batch, plan.total_tiles_per_batch)
-        << " skipped); partial tiles "
-        << (plan.predicate_mask ? "masked by the in-kernel predicate"
-                                : "read from " + std::to_string(plan.partial_blocks.size()) + " distinct mask blocks")
-        << "\n";
-    explain_budget(out, "VMEM", tpu_vmem_budget(spec, *spec.tpu), find_tpu_generation(spec.tpu->generation)->vmem_bytes);
-    explain_maps(out, spec, plan.tiles);
-  }
-  for (const std::string target : {"sm90a", "sm100a"}) {
-    const std::optional<GpuTarget>& gpu = target == "sm90a" ? spec.sm90a : spec.sm100a;
-    if (!gpu) continue;
-    const TileShape tiles = gpu_tile_shape(spec, *gpu);
-    const KvBlockLists lists = build_kv_block_lists(spec.masks, s.q_heads, tiles);
-    out << "\n  " << target << ": block_q " << gpu->block_q << ", block_kv " << gpu->block_kv << "\n";
-    out << "    grid [batch, heads, q blocks] = [" << s.batch << ", " << s.q_heads << ", " << tiles.q_blocks() << "]\n";
-    out << "    live tiles: " << lists.live_tiles_per_batch << " of " << lists.total_tiles_per_batch
-        << " per batch element (" << fraction_skipped(lists.live_tiles_per_batch, lists.total_tiles_per_batch)
-        << " skipped)\n";
-    explain_budget(out, "shared memory", gpu_smem_budget(spec, *gpu), kGpuSmemLimit);
-    explain_maps(out, spec, tiles);
-  }
+  for (const Target* target : targets())
+    if (target->named_by(spec)) target->explain(out, spec);
   return out.str();
 }
 

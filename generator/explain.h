@@ -1,8 +1,11 @@
 // `kgen explain`: a reviewer's summary of a spec and what each target will do with it.
 #pragma once
 
+#include <ostream>
 #include <string>
 
+#include "block_plan.h"
+#include "memory_budget.h"
 #include "receipts.h"
 #include "spec.h"
 
@@ -19,5 +22,11 @@ std::string explain_receipts(const Spec& spec, const ReceiptPaths& paths);
 // or full only when all of them are).
 std::string draw_block_map(const std::vector<int8_t>& classes, int64_t q_blocks, int64_t kv_blocks,
                            int64_t max_columns);
+
+// Pieces of a target's section of `kgen explain` (Target::explain).
+std::string fraction_skipped(int64_t live, int64_t total);  // "87.5%"
+void explain_budget(std::ostream& out, const char* what, const MemoryBudget& budget, int64_t limit);
+// The block map of every distinct head mask at `tiles`.
+void explain_maps(std::ostream& out, const Spec& spec, const TileShape& tiles);
 
 }  // namespace kgen

@@ -1,5 +1,7 @@
 #include "kernel_names.h"
 
+#include "targets/target.h"
+
 #include <algorithm>
 
 namespace kgen {
@@ -20,8 +22,12 @@ bool is_spec_name(const std::string& name) {
 }
 
 const std::vector<std::string>& generated_targets() {
-  static const std::vector<std::string> targets = {"tpu", "sm90a", "sm100a"};
-  return targets;
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> list;
+    for (const Target* target : targets()) list.push_back(target->name());
+    return list;
+  }();
+  return names;
 }
 
 bool is_generated_target(const std::string& target) { return contains(generated_targets(), target); }

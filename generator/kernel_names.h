@@ -10,7 +10,7 @@
 
 namespace kgen {
 
-// Spec names: [a-z][a-z0-9_]*, at most 64 characters (SPEC.md; spec.cc enforces it).
+// Spec names: [a-z][a-z0-9_]*, at most 64 characters (docs/spec-format.md §1; spec.cc enforces it).
 bool is_spec_name(const std::string& name);
 // The targets, in the order specs and manifests list them: tpu, sm90a, sm100a.
 const std::vector<std::string>& generated_targets();

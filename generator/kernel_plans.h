@@ -21,7 +21,7 @@ struct ExtraFile {
 };
 
 struct KernelPlan {
-  std::string target;    // "tpu", "sm90a", "sm100a"
+  std::string target;     // a name from the target registry (targets/target.h)
   std::string extension;  // "mlir", "cu"
   std::string template_path;
   std::string symbol;
@@ -37,15 +37,7 @@ struct KernelPlan {
   std::vector<ExtraFile> extra_files = {};
 };
 
-// The tile schedule of the tpu target (Splash's MaskInfo); SpecError if it does not fit
-// the generation's scalar memory.
-SplashPlan tpu_splash_plan(const Spec& spec);
-TileShape gpu_tile_shape(const Spec& spec, const GpuTarget& target);
-
-KernelPlan plan_tpu_kernel(const Spec& spec);
-KernelPlan plan_gpu_kernel(const Spec& spec, const std::string& target);
-
-// The plans of every target the spec names, in the order tpu, sm90a, sm100a.
+// The plans of every target the spec names, in the registry's order (targets/target.h).
 std::vector<KernelPlan> plan_kernels(const Spec& spec);
 
 }  // namespace kgen

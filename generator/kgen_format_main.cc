@@ -2,7 +2,7 @@
 //   kgen-format FILE...           print each file formatted (to stdout)
 //   kgen-format --check FILE...   exit 1, with a `diff -u` per file, when a file differs
 //                                 from its formatted self (`make format-check`)
-// A folder stands for every .cu and .h file under it, in sorted order.
+// A folder stands for every .cu, .cuh and .h file under it, in sorted order.
 //   kgen-format --print-style     the embedded style as clang-format YAML
 // Exit status: 0 success, 1 a file is not formatted (or cannot be read), 2 bad arguments.
 #include <algorithm>
@@ -36,7 +36,7 @@ int run(const std::vector<std::string>& args) {
       std::vector<std::string> found;
       for (const auto& entry : std::filesystem::recursive_directory_iterator(arg)) {
         const std::string extension = entry.path().extension().string();
-        if (entry.is_regular_file() && (extension == ".cu" || extension == ".h"))
+        if (entry.is_regular_file() && (extension == ".cu" || extension == ".cuh" || extension == ".h"))
           found.push_back(entry.path().generic_string());
       }
       std::sort(found.begin(), found.end());

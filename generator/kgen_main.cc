@@ -1,4 +1,4 @@
-// The kgen command line (SPEC.md §6). Exit status: 0 success, 2 a bad spec or bad
+// The kgen command line (docs/spec-format.md §6). Exit status: 0 success, 2 a bad spec or bad
 // arguments (nothing written), 1 any other failure.
 #include <unistd.h>
 
@@ -114,11 +114,12 @@ int run_gen(const Arguments& args) {
   std::vector<GeneratedFile> files;
   std::map<std::string, std::string> spec_of_name;
   TemplateEngine engine = make_engine(root);
+  const RuntimeDigests runtimes = runtime_digests(root);
   for (const std::string& file : args.specs) {
     Spec spec = load_spec(file, root);
     auto [it, fresh] = spec_of_name.emplace(spec.name, file);
     if (!fresh) throw SpecError(file + ": name: found \"" + spec.name + "\", expected a name no other spec uses (" + it->second + " has it)");
-    for (GeneratedFile& output : naming_spec_file(file, [&] { return render_spec_outputs(spec, engine); }))
+    for (GeneratedFile& output : naming_spec_file(file, [&] { return render_spec_outputs(spec, engine, runtimes); }))
       files.push_back(std::move(output));
   }
   if (args.check) {

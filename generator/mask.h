@@ -1,4 +1,4 @@
-// The attention mask of a spec (SPEC.md §2): which key positions j each query position
+// The attention mask of a spec (docs/spec-format.md §2): which key positions j each query position
 // i may attend. One tree per distinct head mask; leaves are predicates or explicit bits.
 #pragma once
 
@@ -26,7 +26,7 @@ struct Mask {
   std::vector<Mask> children;             // and, or
   int64_t kv_len = 0;                     // row length of `bits`
 
-  // SPEC.md §2's table, evaluated literally for one (i, j): the dense reference's view.
+  // docs/spec-format.md §2's table, evaluated literally for one (i, j): the dense reference's view.
   bool allowed(int64_t i, int64_t j) const;
   // The same relation as the set of allowed j in [0, kv_len) for row i: the plan's view.
   IntervalSet row(int64_t i, int64_t kv_len) const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "block_plan.h"
 #include "spec.h"
 #include "targets/tpu/generations.h"
 
@@ -30,7 +31,7 @@ MemoryBudget tpu_vmem_budget(const Spec& spec, const TpuTarget& target) {
       {"s, p temporaries", 2 * bq * target.block_kv_compute * kF32},
   };
   if (spec.lse) budget.items.push_back({"lse block", kBuffers * bq * kTpuLanes * kF32});
-  if (!spec.masks.shared() || !spec.masks.unique.front().is_predicate())
+  if (partial_tile_mask(spec.masks, /*has_partial_tiles=*/true) == PartialTileMask::kBitmask)
     budget.items.push_back({"partial mask block (i32)", kBuffers * bq * bkv * kI32});
   if (spec.segment_ids)
     budget.items.push_back({"segment id blocks", kBuffers * (bq * kTpuLanes + 8 * bkv) * kI32});

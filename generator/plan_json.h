@@ -1,4 +1,4 @@
-// `kgen plan`: the block plan of one target as JSON (SPEC.md §4).
+// `kgen plan`: the block plan of one target as JSON (docs/spec-format.md §4).
 #pragma once
 
 #include <string>

@@ -56,6 +56,7 @@ ReceiptPaths paths_of(const Arguments& args) {
   ReceiptPaths paths;
   if (args.options.count("--generated")) paths.generated = args.options.at("--generated");
   if (args.options.count("--receipts")) paths.receipts = args.options.at("--receipts");
+  if (args.options.count("--root")) paths.root = args.options.at("--root");
   return paths;
 }
 

@@ -4,17 +4,15 @@
 #include <llvm/Support/SHA256.h>
 
 
+#include "runtime_files.h"
+#include "targets/target.h"
 #include "text_files.h"
 
 namespace kgen {
 
 std::optional<ReceiptRule> receipt_rule(const std::string& target) {
-  // tpu: the module and the operands file that fixes its calling contract; sm90a: the kernel
-  // and the launcher header it is compiled with.
-  if (target == "tpu") return ReceiptRule{{".tpu.mlir", ".tpu.operands.json"},
-                                          {"cpu_execution", "mosaic_dialect", "libtpu_compile"}, {}};
-  if (target == "sm90a") return ReceiptRule{{".sm90a.cu", ".sm90a.h"}, {"nvcc_sass"}, {"gpu"}};
-  return std::nullopt;
+  const Target* found = find_target(target);
+  return found ? found->receipt_rule() : std::nullopt;
 }
 
 std::string ReceiptPaths::receipt_file(const std::string& name, const std::string& target) const {
@@ -33,6 +31,9 @@ FileHashes hash_kernel_files(const ReceiptPaths& paths, const std::string& name,
     const std::string file = name + suffix;
     if (const auto bytes = read_text_file(paths.kernel_folder(name) + "/" + file)) hashes[file] = sha256_hex(*bytes);
   }
+  if (!rule.runtime.empty())
+    for (const RuntimeFile& file : read_runtime_files(paths.root, rule.runtime))
+      hashes[file.path] = sha256_hex(file.content);
   return hashes;
 }
 

@@ -13,7 +13,8 @@
 
 namespace kgen {
 
-// File name (inside generated/<name>/) -> lowercase hex SHA-256 of its bytes.
+// File name (inside generated/<name>/, or a runtime file's path from the project root,
+// "runtime/sm90a/forward/kernel.cuh") -> lowercase hex SHA-256 of its bytes.
 using FileHashes = std::map<std::string, std::string>;
 
 // What a target's receipt covers and which checks it must hold to be current.
@@ -21,6 +22,7 @@ struct ReceiptRule {
   std::vector<std::string> file_suffixes;   // ".tpu.mlir": generated/<name>/<name>.tpu.mlir
   std::vector<std::string> required;        // checks `make verify` writes
   std::vector<std::string> optional;        // checks that need hardware (the GPU run)
+  std::string runtime;                      // "sm90a": every file of runtime/sm90a is covered too
 };
 
 // Nothing for a target without receipts (sm100a: a placeholder, nothing runs yet).
@@ -31,13 +33,15 @@ std::optional<ReceiptRule> receipt_rule(const std::string& target);
 struct ReceiptPaths {
   std::string generated = "generated";
   std::string receipts = "docs/receipts";
+  std::string root = ".";  // where runtime/ is
   std::string receipt_file(const std::string& name, const std::string& target) const;
   std::string kernel_folder(const std::string& name) const;
 };
 
 std::string sha256_hex(const std::string& bytes);
 
-// The hashes of the rule's files of kernel `name`; a missing file is left out.
+// The hashes of the rule's files of kernel `name` and of its runtime's files; a missing file
+// is left out.
 FileHashes hash_kernel_files(const ReceiptPaths& paths, const std::string& name, const ReceiptRule& rule);
 
 // Who the receipt is for; written at its top.

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "diagnostics.h"
-#include "target_rules.h"
+#include "targets/target.h"
 
 namespace kgen {
 namespace {
@@ -105,11 +105,9 @@ Json parse_json_strictly(const std::string& text) {
 }
 
 DType parse_dtype(JsonFields& root) {
-  const std::string name = root.required_string("dtype");
-  if (name == "bfloat16") return DType::kBFloat16;
-  if (name == "float16") return DType::kFloat16;
-  if (name == "float32") return DType::kFloat32;
-  throw SpecError("dtype", describe_value(root.raw("dtype")), "bfloat16, float16 or float32");
+  const DTypeInfo* info = find_dtype_by_spec_name(root.required_string("dtype"));
+  if (!info) throw SpecError("dtype", describe_value(root.raw("dtype")), dtype_spec_names());
+  return info->dtype;
 }
 
 Shape parse_shape(JsonFields& root) {
@@ -155,34 +153,26 @@ void parse_outputs(JsonFields& root, Spec& spec) {
 
 void parse_targets(JsonFields& root, Spec& spec) {
   JsonFields fields(root.required_object("targets"), "targets");
-  if (fields.has("tpu")) spec.tpu = parse_tpu_target(fields.required_object("tpu"), "targets.tpu");
-  if (fields.has("sm90a"))
-    spec.sm90a = parse_gpu_target(fields.required_object("sm90a"), "targets.sm90a");
-  if (fields.has("sm100a"))
-    spec.sm100a = parse_gpu_target(fields.required_object("sm100a"), "targets.sm100a");
-  fields.reject_unknown({"tpu", "sm90a", "sm100a"});
-  if (!spec.tpu && !spec.sm90a && !spec.sm100a)
-    throw SpecError("targets", "{}", "at least one of tpu, sm90a, sm100a");
+  std::vector<std::string> names;
+  for (const Target* target : targets()) {
+    names.push_back(target->name());
+    if (fields.has(target->name()))
+      target->parse(fields.required_object(target->name()), "targets." + names.back(), spec);
+  }
+  fields.reject_unknown(names);
+  if (spec.target_names().empty()) {
+    std::string list;
+    for (std::size_t k = 0; k < names.size(); ++k) list += (k ? ", " : "") + names[k];
+    throw SpecError("targets", "{}", "at least one of " + list);
+  }
 }
 
 }  // namespace
 
-const char* dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::kBFloat16: return "bfloat16";
-    case DType::kFloat16: return "float16";
-    case DType::kFloat32: return "float32";
-  }
-  return "";
-}
-
-int dtype_bytes(DType dtype) { return dtype == DType::kFloat32 ? 4 : 2; }
-
 std::vector<std::string> Spec::target_names() const {
   std::vector<std::string> names;
-  if (tpu) names.push_back("tpu");
-  if (sm90a) names.push_back("sm90a");
-  if (sm100a) names.push_back("sm100a");
+  for (const Target* target : targets())
+    if (target->named_by(*this)) names.push_back(target->name());
   return names;
 }
 

@@ -1,4 +1,4 @@
-// A validated kernel spec (SPEC.md §1): every default filled in, every value in range.
+// A validated kernel spec (docs/spec-format.md §1): every default filled in, every value in range.
 #pragma once
 
 #include <cstdint>
@@ -6,14 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "dtype.h"
 #include "mask.h"
 
 namespace kgen {
-
-enum class DType { kBFloat16, kFloat16, kFloat32 };
-
-const char* dtype_name(DType dtype);  // as spelled in specs: "bfloat16", ...
-int dtype_bytes(DType dtype);
 
 struct Shape {
   int64_t batch = 1;
@@ -60,7 +56,7 @@ struct Spec {
   std::string source;
   std::vector<std::string> mask_files;  // npy files read, relative to the spec's folder
 
-  std::vector<std::string> target_names() const;  // in the fixed order tpu, sm90a, sm100a
+  std::vector<std::string> target_names() const;  // in the registry's order (targets/target.h)
 };
 
 // Reads and validates a spec file. Throws SpecError naming the JSON path on any defect.

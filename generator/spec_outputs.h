@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime_files.h"
 #include "spec.h"
 #include "template_engine.h"
 
@@ -15,7 +16,12 @@ struct GeneratedFile {
   std::string content;
 };
 
-std::vector<GeneratedFile> render_spec_outputs(const Spec& spec, TemplateEngine& engine);
+// The files as the templates write them: kgen does not reformat its output. Templates are
+// written in the shape kgen's CUDA format gives them (docs/template-engine.md, "Output
+// shape"), which a test holds every spec's render to. A kernel of a target with a runtime
+// names its hash (`runtimes`, from runtime_digests).
+std::vector<GeneratedFile> render_spec_outputs(const Spec& spec, TemplateEngine& engine,
+                                               const RuntimeDigests& runtimes);
 
 // "make gen SPEC=<source>": the command every generated file names.
 std::string regenerate_command(const Spec& spec);

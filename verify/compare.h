@@ -1,4 +1,4 @@
-// Judging a kernel's outputs against the reference with SPEC.md §3's tolerances.
+// Judging a kernel's outputs against the reference with docs/spec-format.md §3's tolerances.
 #pragma once
 
 #include <cstdint>
@@ -14,8 +14,9 @@ struct Tolerance {
   double lse_absolute;  // on max |lse - ref|
 };
 
-// SPEC.md §3. It gives float32 only an out tolerance; lse is bounded as tightly as out
-// because the statistics are f32 for every dtype and f32 inputs add no rounding of their own.
+// docs/spec-format.md §3. The contract gives float32 only an out tolerance; lse is
+// bounded as tightly as out because the statistics are f32 for every dtype and f32 inputs
+// add no rounding of their own.
 inline constexpr Tolerance kFloat32Tolerance{1e-5, 1e-5};
 inline constexpr Tolerance kBFloat16Tolerance{2e-2, 1e-3};
 inline constexpr Tolerance kFloat16Tolerance{2e-2, 1e-3};

@@ -33,7 +33,7 @@ void require_absent(const std::vector<T>& array, const char* name, const char* f
                                 " values, but the spec has " + flag + " false");
 }
 
-// Everything one query row (b, h, i) of SPEC.md §3 reads.
+// Everything one query row (b, h, i) of docs/spec-format.md §3 reads.
 struct Row {
   int64_t i;
   const Mask* mask;               // the head's own mask, evaluated per element

@@ -1,5 +1,6 @@
-// The dense float64 reference of SPEC.md §3: what every generated kernel must compute,
-// written as literally as possible so that it can be trusted without a reference of its own.
+// The dense float64 reference of docs/spec-format.md §3: what every generated kernel must
+// compute, written as literally as possible so that it can be trusted without a reference
+// of its own.
 #pragma once
 
 #include <cstdint>
@@ -33,9 +34,10 @@ void check_attention_inputs(const Spec& spec, const AttentionInputs& inputs);
 // Selects query rows (batch, head, row) to compute; the others are left 0.
 using RowFilter = std::function<bool(int64_t b, int64_t h, int64_t i)>;
 
-// SPEC.md §3 in float64. Always computes lse, whatever spec.lse says. The mask is
-// evaluated per element with Mask::allowed, independently of the block plan it checks.
-// With `only`, just the selected rows: what sampled verification of a large spec needs.
+// docs/spec-format.md §3 in float64. Always computes lse, whatever spec.lse says. The
+// mask is evaluated per element with Mask::allowed, independently of the block plan it
+// checks. With `only`, just the selected rows: what sampled verification of a large spec
+// needs.
 AttentionOutputs dense_attention(const Spec& spec, const AttentionInputs& inputs,
                                  const RowFilter& only = {});
 

@@ -29,6 +29,7 @@
 
 #include "diagnostics.h"
 #include "exit_status.h"
+#include "kernel_names.h"
 #include "mutation_score.h"
 #include "output_writer.h"
 #include "spec.h"
@@ -51,8 +52,9 @@ const char kUsage[] =
 // Replaces this process with the compile-only check of one sm90a kernel (writing its facts
 // to `report` when not empty).
 [[noreturn]] void compile_check_sm90a(const std::string& kernel, const std::string& report) {
-  std::vector<const char*> argv = {KGEN_PYTHON, KGEN_COMPILE_CHECK, kernel.c_str(), "--nvcc", KGEN_NVCC, "--cutlass-include",
-                                   KGEN_CUTLASS_INCLUDE, "--cuobjdump", KGEN_CUOBJDUMP};
+  std::vector<const char*> argv = {KGEN_PYTHON,          KGEN_COMPILE_CHECK, kernel.c_str(),        "--nvcc",
+                                   KGEN_NVCC,            "--cutlass-include", KGEN_CUTLASS_INCLUDE, "--runtime-include",
+                                   KGEN_RUNTIME_INCLUDE, "--cuobjdump",      KGEN_CUOBJDUMP};
   if (!report.empty()) argv.insert(argv.end(), {"--report", report.c_str()});
   argv.push_back(nullptr);
   ::execv(KGEN_PYTHON, const_cast<char* const*>(argv.data()));
@@ -175,7 +177,7 @@ int run(int argc, char** argv) {
     throw SpecError(specs.front() + ": targets: found no \"" + target + "\", expected the target to verify");
   const std::string generated = options.count("--generated") ? options["--generated"] : "generated";
   if (target == "sm90a" && compile_only)
-    compile_check_sm90a(generated + "/" + spec.name + "/" + spec.name + ".sm90a.cu", options["--report"]);
+    compile_check_sm90a(generated + "/" + spec.name + "/" + generated_file_name(spec.name, "sm90a", "cu"), options["--report"]);
   if (target == "sm90a") {
     if (options.count("--generated") || options.count("--max-pairs"))
       throw SpecError(std::string("--generated and --max-pairs: not for the GPU harness, which make cuda builds "
@@ -190,7 +192,7 @@ int run(int argc, char** argv) {
   if (options.count("--seed")) verify.seed = static_cast<uint64_t>(parse_count("--seed", options["--seed"]));
   if (options.count("--max-pairs")) verify.max_pairs = static_cast<int>(parse_count("--max-pairs", options["--max-pairs"]));
 
-  const std::string module_path = generated + "/" + spec.name + "/" + spec.name + ".tpu.mlir";
+  const std::string module_path = generated + "/" + spec.name + "/" + generated_file_name(spec.name, "tpu", "mlir");
   std::ifstream in(module_path, std::ios::binary);
   if (!in) throw SpecError(module_path + ": cannot read the generated kernel (run make gen first)");
   std::ostringstream text;

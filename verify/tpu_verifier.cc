@@ -11,7 +11,7 @@
 #include "dense_reference.h"
 #include "dtype_rounding.h"
 #include "grid_driver.h"
-#include "kernel_plans.h"
+#include "targets/tpu/kernel_plan.h"
 #include "mosaic_kernel.h"
 #include "targets/tpu/kernel_plan.h"
 #include "verification_inputs.h"

@@ -2,8 +2,8 @@
 // Regenerate with: make gen SPEC=specs/bigbird_block_sparse.json
 // Template: templates/sm90a/forward/kernel.cu.tmpl
 // Template: templates/sm90a/forward/block_tables.cu.tmpl
-// Template: templates/sm90a/forward/mask.cu.tmpl
 // Template: templates/sm90a/forward/launch.cu.tmpl
+// Runtime: runtime/sm90a (sha256 7041c179ccab1422bb8a0eb03a66a7b4f54267e9601b8ebcacf8041f07670788)
 
 // bigbird_block_sparse_sm90a: attention forward for Hopper (sm_90a) on CUTLASS/CuTe, FlashAttention-3 style.
 //
@@ -14,104 +14,62 @@
 //   mask    {"npy":"masks/bigbird_block_sparse.npy","type":"explicit"}
 //           partial tiles: a precomputed bitmask per tile; full tiles: no mask
 //
-// One CTA computes one (batch, q head, q block). The producer warp issues TMA loads of Q (once)
-// and of the K and V tiles the block plan lists for that q block into an mbarrier-guarded ring;
-// each consumer warpgroup runs S = Q K^T (wgmma, both operands in shared memory), the mask and
-// online softmax in exp2, and O += P V (wgmma with P in registers), overlapping the softmax of
-// tile t with the P V product of tile t - 1. O is staged in shared memory over the consumer's
-// own Q rows and written with a TMA store. See docs/sm90a-kernel.md.
+// This file holds what the spec decides: the constants and policies of the kernel (Config),
+// the block plan's tables, the kernel's parameters and entry point, and the launcher. The
+// kernel itself is kgen's runtime, runtime/sm90a/forward/ (docs/sm90a-kernel.md).
 //
 // Build: nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 --expt-relaxed-constexpr
-//        -O3 -DNDEBUG -I<cutlass>/include
+//        -O3 -DNDEBUG -I<cutlass>/include -I<kgen>/runtime
 
 #include "bigbird_block_sparse.sm90a.h"
 
-#include <cmath>
 #include <cstdint>
 
-#include <cute/tensor.hpp>
-#include <cute/atom/copy_atom.hpp>
-#include <cute/atom/copy_traits_sm90_tma.hpp>
-#include <cute/atom/mma_atom.hpp>
-#include <cutlass/arch/barrier.h>
-#include <cutlass/arch/reg_reconfig.h>
-#include <cutlass/fast_math.h>
-#include <cutlass/numeric_conversion.h>
-#include <cutlass/numeric_types.h>
+#include <sm90a/forward/kernel.cuh>
+#include <sm90a/forward/launch.cuh>
+#include <sm90a/forward/masks.cuh>
+#include <sm90a/forward/score_mods.cuh>
+#include <sm90a/forward/segment_mask.cuh>
 
 namespace kgen {
 namespace bigbird_block_sparse_sm90a {
 namespace {
 
-using namespace cute;
-
-using Element = cutlass::bfloat16_t;
-
-// ---- Static shapes and tiling (from the spec and kgen's plan). kBatch, kQHeads, kKvHeads,
-// kQLen, kKvLen, kHeadDim and kHeadDimV come from the launcher header.
-constexpr int kGroup = kQHeads / kKvHeads;
-constexpr int kBlockQ = 128;
-constexpr int kBlockKv = 64;
-constexpr int kQBlocks = 16;
-constexpr int kKvBlocks = 32;
-// Consumer warpgroups (64 q rows each) and the threads of one producer warpgroup + them.
-constexpr int kConsumers = 2;
-constexpr int kThreads = 384;
-// Depth of the K and V rings in shared memory.
-constexpr int kStages = 2;
-// Registers per thread after the role split (setmaxnreg): producer, consumer.
-constexpr uint32_t kProducerRegisters = 24;
-constexpr uint32_t kConsumerRegisters = 240;
-// Rows of the block plan: 1 when every head shares one mask, else one per q head.
-constexpr int kPlanRows = 1;
-
-// ---- Score constants, folded by kgen (docs/sm90a-kernel.md, "Softmax in exp2")
-// exp(s - s_max) = exp2(kExp2Scale * (x - x_max)); x is q.k, unscaled.
-constexpr float kExp2Scale = 1.80336878e-01f;
-constexpr float kLn2 = 6.93147182e-01f;
-
-static_assert(kQBlocks == (kQLen + kBlockQ - 1) / kBlockQ &&
-              kKvBlocks == (kKvLen + kBlockKv - 1) / kBlockKv);
-static_assert(kBlockQ == 64 * kConsumers, "one consumer warpgroup per 64 q rows");
-static_assert(kThreads == 128 * (kConsumers + 1), "one producer warpgroup");
-static_assert(kHeadDimV <= kHeadDim, "O is staged in the consumer's Q tile");
-
 // ---- The block plan: which kv tiles each (plan row, q block) visits
 // For list = plan row * kQBlocks + q block, the CTA visits kv blocks kTileKv[kTileBegin[list]]
 // .. kTileKv[kTileBegin[list + 1] - 1]: first the kTilePartialCount[list] partial tiles (the
-// mask is evaluated), then the full ones (no mask). Empty tiles are in no list.
-// 225 tiles in 16 lists.
-__device__ const int32_t kTileBegin[17] = {0,   32,  44,  55,  66,  77,  89,  101, 112,
-                                           124, 136, 148, 160, 172, 183, 193, 225};
-__device__ const int32_t kTilePartialCount[16] = {25, 8, 6, 6, 6, 8, 8, 6, 8, 8, 8, 8, 8, 6, 4, 25};
+// mask is evaluated), then the full ones (no mask). Empty tiles are in no list. kgen lays the
+// tables out (docs/template-engine.md, "Output shape"). 225 tiles in 16 lists.
+// clang-format off
+__device__ const int32_t kTileBegin[17] = {
+    0, 32, 44, 55, 66, 77, 89, 101, 112, 124, 136, 148, 160, 172, 183, 193, 225};
+__device__ const int32_t kTilePartialCount[16] = {
+    25, 8, 6, 6, 6, 8, 8, 6, 8, 8, 8, 8, 8, 6, 4, 25};
 __device__ const int32_t kTileKv[225] = {
-    3,  4,  5,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 26, 27,
-    28, 30, 0,  1,  2,  6,  25, 29, 31, 1,  4,  5,  8,  14, 22, 24, 26, 0,  2,  3,  31, 1,  3,
-    12, 13, 17, 19, 0,  4,  5,  6,  31, 8,  12, 21, 26, 27, 28, 0,  5,  6,  7,  31, 3,  4,  7,
-    19, 24, 27, 0,  8,  9,  10, 31, 4,  9,  12, 22, 23, 24, 25, 30, 0,  10, 11, 31, 1,  5,  10,
-    11, 14, 15, 21, 30, 0,  12, 13, 31, 7,  12, 13, 16, 18, 27, 0,  14, 15, 24, 31, 3,  5,  6,
-    7,  9,  15, 18, 21, 0,  16, 17, 31, 4,  5,  8,  11, 12, 17, 20, 25, 0,  18, 19, 31, 5,  6,
-    8,  15, 17, 19, 22, 28, 0,  20, 21, 31, 6,  7,  14, 15, 20, 21, 24, 26, 0,  22, 23, 31, 3,
-    10, 11, 18, 21, 23, 26, 28, 0,  24, 25, 31, 4,  7,  13, 21, 25, 28, 0,  19, 26, 27, 31, 2,
-    7,  10, 27, 0,  22, 28, 29, 30, 31, 1,  3,  5,  6,  7,  8,  9,  10, 12, 13, 14, 15, 16, 17,
-    18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 0,  2,  4,  11, 29, 30, 31};
+    3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 26, 27, 28, 30,
+    0, 1, 2, 6, 25, 29, 31, 1, 4, 5, 8, 14, 22, 24, 26, 0, 2, 3, 31, 1, 3, 12, 13, 17, 19, 0, 4,
+    5, 6, 31, 8, 12, 21, 26, 27, 28, 0, 5, 6, 7, 31, 3, 4, 7, 19, 24, 27, 0, 8, 9, 10, 31, 4, 9,
+    12, 22, 23, 24, 25, 30, 0, 10, 11, 31, 1, 5, 10, 11, 14, 15, 21, 30, 0, 12, 13, 31, 7, 12, 13,
+    16, 18, 27, 0, 14, 15, 24, 31, 3, 5, 6, 7, 9, 15, 18, 21, 0, 16, 17, 31, 4, 5, 8, 11, 12, 17,
+    20, 25, 0, 18, 19, 31, 5, 6, 8, 15, 17, 19, 22, 28, 0, 20, 21, 31, 6, 7, 14, 15, 20, 21, 24,
+    26, 0, 22, 23, 31, 3, 10, 11, 18, 21, 23, 26, 28, 0, 24, 25, 31, 4, 7, 13, 21, 25, 28, 0, 19,
+    26, 27, 31, 2, 7, 10, 27, 0, 22, 28, 29, 30, 31, 1, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16,
+    17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 0, 2, 4, 11, 29, 30, 31};
 // Launch order of the q blocks (grid y): most live tiles first, so the longest CTAs start early.
-__device__ const int32_t kQBlockOrder[16] = {0, 15, 1, 5, 6, 8, 9, 10, 11, 12, 2, 3, 4, 7, 13, 14};
+__device__ const int32_t kQBlockOrder[16] = {
+    0, 15, 1, 5, 6, 8, 9, 10, 11, 12, 2, 3, 4, 7, 13, 14};
 // The bits of every distinct partial tile (2 of them, deduplicated by content):
 // block b, row r of the tile, word w holds keys 32 w .. 32 w + 31 of the tile, key 32 w + k in
 // bit k. kTileMaskIndex gives each kTileKv entry its block (-1 for full tiles).
-constexpr int kMaskWords = 2;
 __device__ const int32_t kTileMaskIndex[225] = {
-    0, 0, 0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
-    0, 0, -1, -1, -1, -1, -1, -1, -1, 0,  1,  0,  1,  1,  1,  0,  0,  -1, -1, -1, -1, 1,  0,
-    0, 1, 1,  0,  -1, -1, -1, -1, -1, 1,  0,  0,  1,  0,  1,  -1, -1, -1, -1, -1, 1,  1,  0,
-    1, 0, 0,  -1, -1, -1, -1, -1, 1,  0,  1,  0,  1,  0,  0,  1,  -1, -1, -1, -1, 0,  1,  0,
-    0, 1, 1,  0,  1,  -1, -1, -1, -1, 1,  1,  0,  1,  0,  0,  -1, -1, -1, -1, -1, 0,  1,  0,
-    1, 1, 0,  1,  0,  -1, -1, -1, -1, 1,  0,  1,  0,  0,  0,  1,  1,  -1, -1, -1, -1, 1,  0,
-    0, 1, 0,  0,  1,  1,  -1, -1, -1, -1, 1,  0,  1,  0,  0,  0,  1,  1,  -1, -1, -1, -1, 0,
-    1, 0, 1,  1,  0,  1,  0,  -1, -1, -1, -1, 1,  0,  0,  1,  0,  1,  -1, -1, -1, -1, -1, 0,
-    1, 1, 0,  -1, -1, -1, -1, -1, -1, 1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,
-    1, 1, 1,  1,  1,  1,  1,  1,  1,  1,  1,  -1, -1, -1, -1, -1, -1, -1};
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, -1, -1, -1,
+    -1, -1, 0, 1, 0, 1, 1, 1, 0, 0, -1, -1, -1, -1, 1, 0, 0, 1, 1, 0, -1, -1, -1, -1, -1, 1, 0, 0,
+    1, 0, 1, -1, -1, -1, -1, -1, 1, 1, 0, 1, 0, 0, -1, -1, -1, -1, -1, 1, 0, 1, 0, 1, 0, 0, 1, -1,
+    -1, -1, -1, 0, 1, 0, 0, 1, 1, 0, 1, -1, -1, -1, -1, 1, 1, 0, 1, 0, 0, -1, -1, -1, -1, -1, 0,
+    1, 0, 1, 1, 0, 1, 0, -1, -1, -1, -1, 1, 0, 1, 0, 0, 0, 1, 1, -1, -1, -1, -1, 1, 0, 0, 1, 0, 0,
+    1, 1, -1, -1, -1, -1, 1, 0, 1, 0, 0, 0, 1, 1, -1, -1, -1, -1, 0, 1, 0, 1, 1, 0, 1, 0, -1, -1,
+    -1, -1, 1, 0, 0, 1, 0, 1, -1, -1, -1, -1, -1, 0, 1, 1, 0, -1, -1, -1, -1, -1, -1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1};
 __device__ const uint32_t kMaskBits[512] = {
     0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu,
     0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu,
@@ -187,466 +145,69 @@ __device__ const uint32_t kMaskBits[512] = {
     0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu,
     0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu,
     0xffffffffu};
+// clang-format on
 
-// ---- Shared memory layouts (128-byte swizzle, as wgmma and TMA expect them)
-// Q: one (64, head_dim) K-major tile per consumer warpgroup, stacked on mode 2.
-using SmemLayoutQTile =
-    decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{}, Shape<_64, Int<kHeadDim>>{}));
-using SmemLayoutQ = decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{},
-                                           Shape<_64, Int<kHeadDim>, Int<kConsumers>>{}));
-// K: (block_kv, head_dim) K-major, one tile per stage.
-using SmemLayoutKTile = decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{},
-                                               Shape<Int<kBlockKv>, Int<kHeadDim>>{}));
-using SmemLayoutK = decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{},
-                                           Shape<Int<kBlockKv>, Int<kHeadDim>, Int<kStages>>{}));
-// V as the B operand of P V: (head_dim_v, block_kv), head_dim_v contiguous (MN-major).
-using SmemLayoutVTile = decltype(tile_to_shape(GMMA::Layout_MN_SW128_Atom<Element>{},
-                                               Shape<Int<kHeadDimV>, Int<kBlockKv>>{}));
-using SmemLayoutV = decltype(tile_to_shape(GMMA::Layout_MN_SW128_Atom<Element>{},
-                                           Shape<Int<kHeadDimV>, Int<kBlockKv>, Int<kStages>>{}));
-// O: one consumer's (64, head_dim_v) tile, written over that consumer's Q tile.
-using SmemLayoutO =
-    decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{}, Shape<_64, Int<kHeadDimV>>{}));
-constexpr int kQTileElements = 64 * kHeadDim;
-static_assert(cosize_v<SmemLayoutO> <= kQTileElements, "O fits in the consumer's Q tile");
+struct Config {
+  using Element = cutlass::bfloat16_t;
+  // The shape, from the launcher header.
+  static constexpr int kBatch = bigbird_block_sparse_sm90a::kBatch;
+  static constexpr int kQHeads = bigbird_block_sparse_sm90a::kQHeads;
+  static constexpr int kKvHeads = bigbird_block_sparse_sm90a::kKvHeads;
+  static constexpr int kQLen = bigbird_block_sparse_sm90a::kQLen;
+  static constexpr int kKvLen = bigbird_block_sparse_sm90a::kKvLen;
+  static constexpr int kHeadDim = bigbird_block_sparse_sm90a::kHeadDim;
+  static constexpr int kHeadDimV = bigbird_block_sparse_sm90a::kHeadDimV;
+  // Tiling: consumer warpgroups of 64 q rows, one producer warpgroup, a K/V ring of kStages.
+  static constexpr int kBlockQ = 128;
+  static constexpr int kBlockKv = 64;
+  static constexpr int kQBlocks = 16;
+  static constexpr int kKvBlocks = 32;
+  static constexpr int kConsumers = 2;
+  static constexpr int kThreads = 384;
+  static constexpr int kStages = 2;
+  static constexpr int kSharedBudget = 50176;
+  // Registers per thread after the role split (setmaxnreg): producer, consumer.
+  static constexpr uint32_t kProducerRegisters = 24;
+  static constexpr uint32_t kConsumerRegisters = 240;
+  using MmaQK = cute::SM90_64x64x16_F32BF16BF16_SS<cute::GMMA::Major::K, cute::GMMA::Major::K>;
+  using MmaPV = cute::SM90_64x64x16_F32BF16BF16_RS<cute::GMMA::Major::K, cute::GMMA::Major::MN>;
 
-struct SharedStorage {
-  alignas(1024) cute::array_aligned<Element, cosize_v<SmemLayoutQ>, 1024> q;
-  alignas(1024) cute::array_aligned<Element, cosize_v<SmemLayoutK>, 1024> k;
-  alignas(1024) cute::array_aligned<Element, cosize_v<SmemLayoutV>, 1024> v;
-  alignas(8) uint64_t q_full;
-  uint64_t k_full[kStages];
-  uint64_t k_empty[kStages];
-  uint64_t v_full[kStages];
-  uint64_t v_empty[kStages];
+  // Scores (docs/sm90a-kernel.md, "Softmax in exp2"): x is q.k, unscaled, and
+  // exp(s - s_max) = exp2(kExp2Scale * (x - x_max)).
+  static constexpr float kExp2Scale = 1.80336878e-01f;
+  using ScoreMod = kgen::sm90a::NoScoreMod;
+
+  // Masks of the partial tiles and by segment ids (masks.cuh, segment_mask.cuh).
+  using Mask = kgen::sm90a::BitmaskMask<Config>;
+  using SegmentMask = kgen::sm90a::NoSegmentMask;
+
+  // Epilogue statistics: the lse output, attention sinks.
+  static constexpr bool kLse = true;
+  static constexpr bool kSinks = false;
+
+  // The block plan: rows of lists (1 when every head shares one mask, else one per q head).
+  static constexpr int kPlanRows = 1;
+  CUTE_DEVICE static int tile_begin(int list) { return kTileBegin[list]; }
+  CUTE_DEVICE static int tile_partial_count(int list) { return kTilePartialCount[list]; }
+  CUTE_DEVICE static int tile_kv(int entry) { return kTileKv[entry]; }
+  CUTE_DEVICE static int q_block_order(int rank) { return kQBlockOrder[rank]; }
+  static constexpr int kMaskWords = 2;
+  CUTE_DEVICE static int tile_mask_index(int entry) { return kTileMaskIndex[entry]; }
+  CUTE_DEVICE static const uint32_t* mask_bits() { return kMaskBits; }
 };
-constexpr int kSharedBytes = int(sizeof(SharedStorage));
-static_assert(kSharedBytes <= 50176, "kgen's shared-memory budget for this spec");
 
-constexpr uint32_t kQBytes = uint32_t(cosize_v<SmemLayoutQ> * sizeof(Element));
-constexpr uint32_t kKBytes = uint32_t(kBlockKv * kHeadDim * sizeof(Element));
-constexpr uint32_t kVBytes = uint32_t(kBlockKv * kHeadDimV * sizeof(Element));
-
-// ---- Global tensors as the TMA descriptors see them: (rows, features, head, batch) for Q, K
-// and O, (features, rows, head, batch) for V; the feature dimension is contiguous.
-using RowMajorStride = Stride<int64_t, _1, int64_t, int64_t>;
-using ColumnMajorStride = Stride<_1, int64_t, int64_t, int64_t>;
-using GmemShape = Shape<int, int, int, int>;
-
-using TmaQ = decltype(make_tma_copy(
-    SM90_TMA_LOAD{},
-    make_tensor(make_gmem_ptr(static_cast<Element const*>(nullptr)), GmemShape{}, RowMajorStride{}),
-    SmemLayoutQTile{}));
-using TmaK = decltype(make_tma_copy(
-    SM90_TMA_LOAD{},
-    make_tensor(make_gmem_ptr(static_cast<Element const*>(nullptr)), GmemShape{}, RowMajorStride{}),
-    SmemLayoutKTile{}));
-using TmaV = decltype(make_tma_copy(SM90_TMA_LOAD{},
-                                    make_tensor(make_gmem_ptr(static_cast<Element const*>(nullptr)),
-                                                GmemShape{}, ColumnMajorStride{}),
-                                    SmemLayoutVTile{}));
-using TmaO = decltype(make_tma_copy(
-    SM90_TMA_STORE{},
-    make_tensor(make_gmem_ptr(static_cast<Element*>(nullptr)), GmemShape{}, RowMajorStride{}),
-    SmemLayoutO{}));
+using Traits = kgen::sm90a::ForwardTraits<Config>;
 
 struct Params {
-  TmaQ tma_q;
-  TmaK tma_k;
-  TmaV tma_v;
-  TmaO tma_o;
-  float* lse;  // [batch][q_heads][q_len]
+  kgen::sm90a::ForwardTma<Config> tma;
+  // [batch][q_heads][q_len], contiguous; natural log, -inf on empty rows
+  float* lse;
 };
 
-// Everything below up to the kernel is device code: the host pass of nvcc skips it (and the
-// wgmma atoms), which halves the front-end time of this translation unit.
-#if defined(__CUDA_ARCH__)
-
-// ---- The two wgmma shapes: S = Q K^T (both from shared memory), O += P V (P in registers)
-using MmaQK =
-    decltype(make_tiled_mma(SM90_64x64x16_F32BF16BF16_SS<GMMA::Major::K, GMMA::Major::K>{}));
-using MmaPV =
-    decltype(make_tiled_mma(SM90_64x64x16_F32BF16BF16_RS<GMMA::Major::K, GMMA::Major::MN>{}));
-
-// ---- The accumulator fragment of a 64 x N wgmma, as this kernel indexes it: thread t of the
-// warpgroup holds rows 16 * (t / 32) + (t % 32) / 4 + 8 * r for r in {0, 1} and columns
-// 2 * (t % 4) + c + 8 * n for c in {0, 1}, n in [0, N / 8), at fragment index c + 2 r + 4 n.
-// The checks below hold CuTe's own accumulator layout to that description.
-template <class Mma>
-constexpr bool fragment_matches_rows_and_columns() {
-  using LayoutC = typename Mma::Atom::Traits::CLayout;  // (thread, value) -> m + 64 n
-  // CuTe layouts are affine in (thread, value): check the thread part on the thread bits
-  // and the value part on every value.
-  for (int t : {1, 2, 4, 8, 16, 32, 64}) {
-    if (int(LayoutC{}(t, 0)) != 16 * (t / 32) + (t % 32) / 4 + 64 * (2 * (t % 4))) return false;
-  }
-  for (int e = 0; e < int(size<1>(LayoutC{})); ++e) {
-    if (int(LayoutC{}(0, e)) != 8 * ((e / 2) % 2) + 64 * (e % 2 + 8 * (e / 4))) return false;
-  }
-  return true;
-}
-static_assert(fragment_matches_rows_and_columns<MmaQK>(), "S fragment layout");
-static_assert(fragment_matches_rows_and_columns<MmaPV>(), "O fragment layout");
-
-// The register A operand of O += P V per 16-column k block: thread t holds rows as above and
-// columns 2 * (t % 4) + a0 + 8 * a2 at value index a0 + 2 a1 + 4 a2 (a1: the row half).
-constexpr bool p_operand_matches() {
-  using LayoutA = typename MmaPV::Atom::Traits::ALayout;  // (thread, value) -> m + 64 k
-  for (int t : {1, 2, 4, 8, 16, 32, 64}) {
-    if (int(LayoutA{}(t, 0)) != 16 * (t / 32) + (t % 32) / 4 + 64 * (2 * (t % 4))) return false;
-  }
-  for (int e = 0; e < 8; ++e) {
-    if (int(LayoutA{}(0, e)) != 8 * ((e / 2) % 2) + 64 * (e % 2 + 8 * (e / 4))) return false;
-  }
-  return int(size<1>(LayoutA{})) == 8;
-}
-static_assert(p_operand_matches(), "P operand layout");
-
-// P as the register A operand of O += P V: the S fragment reinterpreted per 16-column k block,
-// ((column pair, row half, 8-column half), 1, k block). Same element order as S.
-using LayoutP =
-    Layout<Shape<Shape<_2, _2, _2>, _1, Int<kBlockKv / 16>>, Stride<Stride<_1, _2, _4>, _0, _8>>;
-
-// One wgmma tile product: all k blocks of a and b into c, c zeroed first when asked.
-template <class Mma, class A, class B, class C>
-CUTE_DEVICE void wgmma_tile(Mma& mma, A const& a, B const& b, C& c, bool zero_first) {
-  mma.accumulate_ = zero_first ? GMMA::ScaleOut::Zero : GMMA::ScaleOut::One;
-  CUTE_UNROLL
-  for (int kb = 0; kb < size<2>(a); ++kb) {
-    cute::gemm(mma, a(_, _, kb), b(_, _, kb), c);
-    mma.accumulate_ = GMMA::ScaleOut::One;
-  }
-}
-
-CUTE_DEVICE float fast_exp2(float x) {
-  // ex2.approx: one MUFU.EX2; exp2(-inf) = 0.
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
-CUTE_DEVICE float quad_max(float x) {
-  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
-  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
-}
-
-CUTE_DEVICE float quad_sum(float x) {
-  x += __shfl_xor_sync(0xffffffffu, x, 1);
-  return x + __shfl_xor_sync(0xffffffffu, x, 2);
-}
-
-// ---- The mask of partial tiles
-// Partial tiles only: the tile's bits (kMaskBits) decide; masked scores become -inf. A thread's
-// columns 2 (lane % 4) + c + 8 n sit in word n / 4 at bit 2 (lane % 4) + 8 (n % 4) + c.
-template <class Fragment>
-CUTE_DEVICE void apply_tile_mask(Fragment& s, int tile, int tile_row_base, int row_base,
-                                 int col_first) {
-  (void)row_base;
-  const int lane_shift = col_first % 8;  // 2 (lane % 4): tiles start at multiples of 16 keys
-  const uint32_t* block = kMaskBits + int64_t(kTileMaskIndex[tile]) * (kBlockQ * kMaskWords);
-  CUTE_UNROLL
-  for (int r = 0; r < 2; ++r) {
-    const uint32_t* row_bits = block + (tile_row_base + 8 * r) * kMaskWords;
-    CUTE_UNROLL
-    for (int w = 0; w < kMaskWords; ++w) {
-      const uint32_t word = __ldg(row_bits + w) >> lane_shift;
-      CUTE_UNROLL
-      for (int n = 4 * w; n < 4 * w + 4 && n < kBlockKv / 8; ++n) {
-        CUTE_UNROLL
-        for (int c = 0; c < 2; ++c) {
-          if (((word >> (8 * (n % 4) + c)) & 1u) == 0) s(c + 2 * r + 4 * n) = -INFINITY;
-        }
-      }
-    }
-  }
-}
-
-// ---- Producer: one elected thread of warp 0 issues every TMA load of the CTA.
-CUTE_DEVICE void produce(Params const& params, SharedStorage& smem, int batch, int head,
-                         int q_block, int tile_begin, int tile_count) {
-  if (tile_count == 0) return;  // nothing to load: the consumers write the empty rows
-  const int kv_head = head / kGroup;
-
-  Tensor mQ = params.tma_q.get_tma_tensor(make_shape(kQLen, kHeadDim, kQHeads, kBatch));
-  Tensor mK = params.tma_k.get_tma_tensor(make_shape(kKvLen, kHeadDim, kKvHeads, kBatch));
-  Tensor mV = params.tma_v.get_tma_tensor(make_shape(kHeadDimV, kKvLen, kKvHeads, kBatch));
-  // (64, head_dim, q tile of 64 rows), (block_kv, head_dim, kv block), (head_dim_v, block_kv, kv block)
-  Tensor gQ = local_tile(mQ(_, _, head, batch), Shape<_64, Int<kHeadDim>>{}, make_coord(_, _0{}));
-  Tensor gK = local_tile(mK(_, _, kv_head, batch), Shape<Int<kBlockKv>, Int<kHeadDim>>{},
-                         make_coord(_, _0{}));
-  Tensor gV = local_tile(mV(_, _, kv_head, batch), Shape<Int<kHeadDimV>, Int<kBlockKv>>{},
-                         make_coord(_0{}, _));
-  Tensor sQ = make_tensor(make_smem_ptr(smem.q.data()), SmemLayoutQ{});
-  Tensor sK = make_tensor(make_smem_ptr(smem.k.data()), SmemLayoutK{});
-  Tensor sV = make_tensor(make_smem_ptr(smem.v.data()), SmemLayoutV{});
-  auto [tQgQ, tQsQ] = tma_partition(params.tma_q, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sQ),
-                                    group_modes<0, 2>(gQ));
-  auto [tKgK, tKsK] = tma_partition(params.tma_k, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sK),
-                                    group_modes<0, 2>(gK));
-  auto [tVgV, tVsV] = tma_partition(params.tma_v, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sV),
-                                    group_modes<0, 2>(gV));
-
-  using Barrier = cutlass::arch::ClusterTransactionBarrier;
-  Barrier::arrive_and_expect_tx(&smem.q_full, kQBytes);
-  CUTE_UNROLL
-  for (int consumer = 0; consumer < kConsumers; ++consumer)
-    copy(params.tma_q.with(smem.q_full), tQgQ(_, q_block * kConsumers + consumer),
-         tQsQ(_, consumer));
-
-  CUTE_NO_UNROLL
-  for (int t = 0; t < tile_count; ++t) {
-    const int kv_block = kTileKv[tile_begin + t];
-    const int stage = t % kStages;
-    const uint32_t empty_phase = ((t / kStages) & 1) ^ 1;  // a fresh barrier passes parity 1
-    cutlass::arch::ClusterBarrier::wait(&smem.k_empty[stage], empty_phase);
-    Barrier::arrive_and_expect_tx(&smem.k_full[stage], kKBytes);
-    copy(params.tma_k.with(smem.k_full[stage]), tKgK(_, kv_block), tKsK(_, stage));
-    cutlass::arch::ClusterBarrier::wait(&smem.v_empty[stage], empty_phase);
-    Barrier::arrive_and_expect_tx(&smem.v_full[stage], kVBytes);
-    copy(params.tma_v.with(smem.v_full[stage]), tVgV(_, kv_block), tVsV(_, stage));
-  }
-}
-
-// ---- Consumer warpgroup `consumer`: 64 q rows against every listed kv tile.
-CUTE_DEVICE void consume(Params const& params, SharedStorage& smem, int consumer, int batch,
-                         int head, int q_block, int tile_begin, int tile_count, int partial_count) {
-  const int thread = int(threadIdx.x) % 128;
-  const int warp = thread / 32;
-  const int lane = thread % 32;
-  // This thread's rows are row_base and row_base + 8 (query positions i).
-  const int tile_row_base = consumer * 64 + warp * 16 + lane / 4;  // within the q block
-  const int row_base = q_block * kBlockQ + tile_row_base;
-  // Its columns of a tile are col_base + c + 8 n (key positions kv_block * kBlockKv + those).
-  const int col_base = 2 * (lane % 4);
-
-  MmaQK mma_qk;
-  MmaPV mma_pv;
-  ThrMMA thr_qk = mma_qk.get_thread_slice(thread);
-  ThrMMA thr_pv = mma_pv.get_thread_slice(thread);
-  Tensor sQ =
-      make_tensor(make_smem_ptr(smem.q.data() + consumer * kQTileElements), SmemLayoutQTile{});
-  Tensor sK = make_tensor(make_smem_ptr(smem.k.data()), SmemLayoutK{});
-  Tensor sV = make_tensor(make_smem_ptr(smem.v.data()), SmemLayoutV{});
-  Tensor tSrQ = thr_qk.make_fragment_A(thr_qk.partition_A(sQ));  // (mma, 1, head_dim / 16)
-  Tensor tSrK = thr_qk.make_fragment_B(thr_qk.partition_B(sK));  // (mma, 1, head_dim / 16, stage)
-  Tensor tOrV = thr_pv.make_fragment_B(thr_pv.partition_B(sV));  // (mma, 1, block_kv / 16, stage)
-  Tensor acc_s = partition_fragment_C(mma_qk, Shape<_64, Int<kBlockKv>>{});
-  Tensor acc_o = partition_fragment_C(mma_pv, Shape<_64, Int<kHeadDimV>>{});
-  Tensor frag_p = make_tensor<Element>(LayoutP{});
-  static_assert(size(acc_s) == kBlockKv / 2 && size(frag_p) == size(acc_s), "S and P fragments");
-  static_assert(size(acc_o) == kHeadDimV / 2, "O fragment");
-  clear(acc_o);
-
-  // Running statistics of rows r = 0, 1 in the score domain x, quad-replicated.
-  float row_max[2] = {-INFINITY, -INFINITY};
-  float row_sum[2] = {0.f, 0.f};  // this thread's columns only; summed over the quad at the end
-
-  // Scores of tile t (kv block kv_block) in acc_s -> the score domain x, the mask, the running
-  // max and sum; acc_s becomes exp2(kExp2Scale * (x - max)) and `correction` the factor the
-  // rows of O must be rescaled by.
-  auto softmax_tile = [&](int t, int kv_block, float (&correction)[2]) {
-    const int col_first = kv_block * kBlockKv + col_base;
-    if (t < partial_count)
-      apply_tile_mask(acc_s, tile_begin + t, tile_row_base, row_base, col_first);
-    CUTE_UNROLL
-    for (int r = 0; r < 2; ++r) {
-      float tile_max = row_max[r];
-      CUTE_UNROLL
-      for (int n = 0; n < kBlockKv / 8; ++n) {
-        tile_max = fmaxf(tile_max, fmaxf(acc_s(2 * r + 4 * n), acc_s(1 + 2 * r + 4 * n)));
-      }
-      tile_max = quad_max(tile_max);
-      // A row with nothing kept so far keeps max -inf; exp2 then sees -inf - 0 = -inf -> 0.
-      const float max_scaled = tile_max == -INFINITY ? 0.f : tile_max * kExp2Scale;
-      correction[r] = fast_exp2(row_max[r] * kExp2Scale - max_scaled);
-      row_max[r] = tile_max;
-      float sum = 0.f;
-      CUTE_UNROLL
-      for (int n = 0; n < kBlockKv / 8; ++n) {
-        CUTE_UNROLL
-        for (int c = 0; c < 2; ++c) {
-          float& x = acc_s(c + 2 * r + 4 * n);
-          x = fast_exp2(x * kExp2Scale - max_scaled);
-          sum += x;
-        }
-      }
-      row_sum[r] = row_sum[r] * correction[r] + sum;
-    }
-  };
-  // P = the probabilities in acc_s, as the A operand of the next O += P V.
-  auto probabilities_to_p = [&]() {
-    cutlass::NumericArrayConverter<Element, float, kBlockKv / 2> to_element;
-    *reinterpret_cast<cutlass::Array<Element, kBlockKv / 2>*>(frag_p.data()) =
-        to_element(*reinterpret_cast<cutlass::Array<float, kBlockKv / 2> const*>(acc_s.data()));
-  };
-  auto release = [&](uint64_t* empty_barrier) {
-    __syncwarp();
-    if (lane == 0) cutlass::arch::ClusterBarrier::arrive(empty_barrier);
-  };
-
-  if (tile_count > 0) {
-    using Barrier = cutlass::arch::ClusterTransactionBarrier;
-    Barrier::wait(&smem.q_full, 0);
-
-    // Tile 0: S = Q K^T alone. (Peeled, so that no branch can leave a wgmma in flight while
-    // its operands are redefined; ptxas would serialize every wgmma otherwise.)
-    Barrier::wait(&smem.k_full[0], 0);
-    warpgroup_fence_operand(acc_s);
-    warpgroup_arrive();
-    wgmma_tile(mma_qk, tSrQ, tSrK(_, _, _, 0), acc_s, true);
-    warpgroup_commit_batch();
-    warpgroup_wait<0>();
-    warpgroup_fence_operand(acc_s);
-    release(&smem.k_empty[0]);
-    float correction[2];
-    softmax_tile(0, kTileKv[tile_begin], correction);  // O is still 0: no rescale
-    probabilities_to_p();
-
-    CUTE_NO_UNROLL
-    for (int t = 1; t < tile_count; ++t) {
-      const int stage = t % kStages;
-      const uint32_t phase = (t / kStages) & 1;
-      const int previous_stage = (t - 1) % kStages;
-      const uint32_t previous_phase = ((t - 1) / kStages) & 1;
-
-      // S = Q K^T of tile t and O += P V of tile t - 1, both in flight.
-      Barrier::wait(&smem.k_full[stage], phase);
-      warpgroup_fence_operand(acc_s);
-      warpgroup_arrive();
-      wgmma_tile(mma_qk, tSrQ, tSrK(_, _, _, stage), acc_s, true);
-      warpgroup_commit_batch();
-      Barrier::wait(&smem.v_full[previous_stage], previous_phase);
-      warpgroup_fence_operand(acc_o);
-      warpgroup_fence_operand(frag_p);
-      warpgroup_arrive();
-      wgmma_tile(mma_pv, frag_p, tOrV(_, _, _, previous_stage), acc_o, false);
-      warpgroup_commit_batch();
-      warpgroup_wait<1>();  // S is ready; P V may still run
-      warpgroup_fence_operand(acc_s);
-      release(&smem.k_empty[stage]);
-
-      softmax_tile(t, kTileKv[tile_begin + t], correction);
-
-      warpgroup_wait<0>();  // P V of tile t - 1 is done: its V stage and P are free
-      warpgroup_fence_operand(acc_o);
-      release(&smem.v_empty[previous_stage]);
-      CUTE_UNROLL
-      for (int n = 0; n < kHeadDimV / 8; ++n) {
-        CUTE_UNROLL
-        for (int r = 0; r < 2; ++r) {
-          acc_o(2 * r + 4 * n) *= correction[r];
-          acc_o(1 + 2 * r + 4 * n) *= correction[r];
-        }
-      }
-      probabilities_to_p();
-    }
-
-    // O += P V of the last tile.
-    const int last_stage = (tile_count - 1) % kStages;
-    const uint32_t last_phase = ((tile_count - 1) / kStages) & 1;
-    Barrier::wait(&smem.v_full[last_stage], last_phase);
-    warpgroup_fence_operand(acc_o);
-    warpgroup_fence_operand(frag_p);
-    warpgroup_arrive();
-    wgmma_tile(mma_pv, frag_p, tOrV(_, _, _, last_stage), acc_o, false);
-    warpgroup_commit_batch();
-    warpgroup_wait<0>();
-    warpgroup_fence_operand(acc_o);
-    release(&smem.v_empty[last_stage]);
-  }
-
-  // ---- Final statistics: out = O / l, lse = m + log(l) (SPEC.md §3), sinks folded in here.
-  float out_scale[2];
-  CUTE_UNROLL
-  for (int r = 0; r < 2; ++r) {
-    float sum = quad_sum(row_sum[r]);
-    float max_log2 = row_max[r] == -INFINITY ? -INFINITY : row_max[r] * kExp2Scale;
-    out_scale[r] = sum > 0.f ? 1.f / sum : 0.f;  // nothing kept: out = 0
-    // One thread of each quad writes the row's lse; -inf when nothing was kept.
-    const int i = row_base + 8 * r;
-    if (lane % 4 == 0 && i < kQLen)
-      params.lse[(int64_t(batch) * kQHeads + head) * kQLen + i] =
-          sum > 0.f ? (max_log2 + log2f(sum)) * kLn2 : -INFINITY;
-  }
-  CUTE_UNROLL
-  for (int n = 0; n < kHeadDimV / 8; ++n) {
-    CUTE_UNROLL
-    for (int r = 0; r < 2; ++r) {
-      acc_o(2 * r + 4 * n) *= out_scale[r];
-      acc_o(1 + 2 * r + 4 * n) *= out_scale[r];
-    }
-  }
-
-  // ---- Epilogue: O to shared memory (over this consumer's Q tile, which no wgmma reads any
-  // more), then one TMA store; rows past q_len are clipped by the TMA unit.
-  Tensor sO = make_tensor(make_smem_ptr(smem.q.data() + consumer * kQTileElements), SmemLayoutO{});
-  Tensor frag_o = make_tensor_like<Element>(acc_o);
-  cutlass::NumericArrayConverter<Element, float, kHeadDimV / 2> to_element;
-  *reinterpret_cast<cutlass::Array<Element, kHeadDimV / 2>*>(frag_o.data()) =
-      to_element(*reinterpret_cast<cutlass::Array<float, kHeadDimV / 2> const*>(acc_o.data()));
-  TiledCopy store_o = make_tiled_copy_C(Copy_Atom<SM90_U32x4_STSM_N, Element>{}, mma_pv);
-  ThrCopy thr_store_o = store_o.get_thread_slice(thread);
-  copy(store_o, thr_store_o.retile_S(frag_o), thr_store_o.partition_D(sO));
-  cutlass::arch::fence_view_async_shared();  // generic-proxy writes, read next by the TMA unit
-  cutlass::arch::NamedBarrier::sync(128, consumer);
-  if (warp == 0 && cute::elect_one_sync()) {
-    Tensor mO = params.tma_o.get_tma_tensor(make_shape(kQLen, kHeadDimV, kQHeads, kBatch));
-    Tensor gO =
-        local_tile(mO(_, _, head, batch), Shape<_64, Int<kHeadDimV>>{}, make_coord(_, _0{}));
-    auto [tOgO, tOsO] = tma_partition(params.tma_o, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sO),
-                                      group_modes<0, 2>(gO));
-    copy(params.tma_o, tOsO, tOgO(_, q_block * kConsumers + consumer));
-    tma_store_arrive();
-    tma_store_wait<0>();  // the shared-memory source must outlive the store
-  }
-}
-
-#endif  // defined(__CUDA_ARCH__)
-
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(Config::kThreads, 1)
     forward_kernel(CUTE_GRID_CONSTANT Params const params) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  extern __shared__ __align__(1024) uint8_t shared_memory[];
-  SharedStorage& smem = *reinterpret_cast<SharedStorage*>(shared_memory);
-
-  // Grid: x = batch * q_heads + head (heads of one kv group run side by side), y = rank of the
-  // q block, heaviest first (kQBlockOrder).
-  const int head = int(blockIdx.x) % kQHeads;
-  const int batch = int(blockIdx.x) / kQHeads;
-  const int q_block = kQBlockOrder[blockIdx.y];
-  const int list = (kPlanRows == 1 ? 0 : head) * kQBlocks + q_block;
-  const int tile_begin = kTileBegin[list];
-  const int tile_count = kTileBegin[list + 1] - tile_begin;
-  const int partial_count = kTilePartialCount[list];
-
-  const int warp_group = cutlass::canonical_warp_group_idx();
-  if (threadIdx.x == 0) {
-    cute::prefetch_tma_descriptor(params.tma_q.get_tma_descriptor());
-    cute::prefetch_tma_descriptor(params.tma_k.get_tma_descriptor());
-    cute::prefetch_tma_descriptor(params.tma_v.get_tma_descriptor());
-    cute::prefetch_tma_descriptor(params.tma_o.get_tma_descriptor());
-    using Barrier = cutlass::arch::ClusterBarrier;
-    Barrier::init(&smem.q_full, 1);
-    CUTE_UNROLL
-    for (int stage = 0; stage < kStages; ++stage) {
-      Barrier::init(&smem.k_full[stage], 1);
-      Barrier::init(&smem.v_full[stage], 1);
-      Barrier::init(&smem.k_empty[stage], 4 * kConsumers);  // lane 0 of every consumer warp
-      Barrier::init(&smem.v_empty[stage], 4 * kConsumers);
-    }
-    cutlass::arch::fence_barrier_init();
-  }
-  __syncthreads();
-
-  if (warp_group == 0) {
-    cutlass::arch::warpgroup_reg_dealloc<kProducerRegisters>();
-    if (cutlass::canonical_warp_idx_sync() == 0 && cute::elect_one_sync())
-      produce(params, smem, batch, head, q_block, tile_begin, tile_count);
-  } else {
-    cutlass::arch::warpgroup_reg_alloc<kConsumerRegisters>();
-    consume(params, smem, warp_group - 1, batch, head, q_block, tile_begin, tile_count,
-            partial_count);
-  }
+  kgen::sm90a::forward<Config>(params);
 #endif
 }
 
@@ -655,19 +216,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 // ---- Host side: argument checks, TMA descriptors, launch.
 namespace {
 
-// TMA needs 16-byte aligned bases and strides that are positive multiples of 16 bytes below 2^40.
-bool valid_tma_strides(const Strides& strides) {
-  constexpr int64_t kAlign = 16 / int64_t(sizeof(Element));
-  constexpr int64_t kLimit = (int64_t(1) << 40) / int64_t(sizeof(Element));
-  for (int64_t stride : {strides.batch, strides.head, strides.row})
-    if (stride <= 0 || stride % kAlign != 0 || stride >= kLimit) return false;
-  return true;
-}
-
-bool aligned(const void* pointer, uintptr_t bytes) {
-  return reinterpret_cast<uintptr_t>(pointer) % bytes == 0;
-}
-
 Result failure(Status status, const char* message, cudaError_t error = cudaSuccess) {
   return Result{status, message, error};
 }
@@ -675,21 +223,23 @@ Result failure(Status status, const char* message, cudaError_t error = cudaSucce
 }  // namespace
 
 Result launch(const Arguments& args, cudaStream_t stream) {
+  using kgen::sm90a::aligned;
+  using Element = Config::Element;
   if (!args.q || !args.k || !args.v || !args.out)
     return failure(Status::kInvalidArgument, "q, k, v and out must be device pointers, not null");
   if (!aligned(args.q, 16) || !aligned(args.k, 16) || !aligned(args.v, 16) ||
       !aligned(args.out, 16))
     return failure(Status::kInvalidArgument, "q, k, v and out must be 16-byte aligned (TMA)");
-  if (!valid_tma_strides(args.q_strides))
+  if (!kgen::sm90a::valid_tma_strides<Element>(args.q_strides))
     return failure(Status::kInvalidArgument,
                    "q_strides: every stride must be a positive multiple of 8 elements (16 bytes)");
-  if (!valid_tma_strides(args.k_strides))
+  if (!kgen::sm90a::valid_tma_strides<Element>(args.k_strides))
     return failure(Status::kInvalidArgument,
                    "k_strides: every stride must be a positive multiple of 8 elements (16 bytes)");
-  if (!valid_tma_strides(args.v_strides))
+  if (!kgen::sm90a::valid_tma_strides<Element>(args.v_strides))
     return failure(Status::kInvalidArgument,
                    "v_strides: every stride must be a positive multiple of 8 elements (16 bytes)");
-  if (!valid_tma_strides(args.out_strides))
+  if (!kgen::sm90a::valid_tma_strides<Element>(args.out_strides))
     return failure(
         Status::kInvalidArgument,
         "out_strides: every stride must be a positive multiple of 8 elements (16 bytes)");
@@ -697,55 +247,31 @@ Result launch(const Arguments& args, cudaStream_t stream) {
     return failure(Status::kInvalidArgument,
                    "lse must be a 4-byte aligned device pointer, not null");
 
-  int device = 0;
-  int major = 0, minor = 0, shared_optin = 0;
-  cudaError_t error = cudaGetDevice(&device);
-  if (error == cudaSuccess)
-    error = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-  if (error == cudaSuccess)
-    error = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
-  if (error == cudaSuccess)
-    error = cudaDeviceGetAttribute(&shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  kgen::sm90a::DeviceFacts device;
+  cudaError_t error = kgen::sm90a::query_current_device(device);
   if (error != cudaSuccess)
     return failure(Status::kCudaError, "querying the current device failed", error);
-  if (major != 9 || minor != 0)
+  if (device.major != 9 || device.minor != 0)
     return failure(Status::kUnsupportedDevice,
                    "this kernel is built for sm_90a (H100/H200); the current device is not compute "
                    "capability 9.0");
-  if (shared_optin < kSharedBytes)
+  if (device.shared_optin < Traits::kSharedBytes)
     return failure(Status::kUnsupportedDevice,
                    "the current device offers less shared memory per block than this kernel needs");
   error = cudaFuncSetAttribute(forward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               kSharedBytes);
+                               Traits::kSharedBytes);
   if (error != cudaSuccess)
     return failure(Status::kCudaError, "cudaFuncSetAttribute (dynamic shared memory) failed",
                    error);
 
-  // The checks above are every condition cuTensorMapEncodeTiled puts on these tensors.
-  auto rows = [](const void* pointer, int rows_, int features, int heads, const Strides& s) {
-    return make_tensor(make_gmem_ptr(static_cast<Element const*>(pointer)),
-                       make_shape(rows_, features, heads, kBatch),
-                       make_stride(s.row, _1{}, s.head, s.batch));
-  };
-  Tensor q = rows(args.q, kQLen, kHeadDim, kQHeads, args.q_strides);
-  Tensor k = rows(args.k, kKvLen, kHeadDim, kKvHeads, args.k_strides);
-  Tensor v =
-      make_tensor(make_gmem_ptr(static_cast<Element const*>(args.v)),
-                  make_shape(kHeadDimV, kKvLen, kKvHeads, kBatch),
-                  make_stride(_1{}, args.v_strides.row, args.v_strides.head, args.v_strides.batch));
-  Tensor out = make_tensor(
-      make_gmem_ptr(static_cast<Element*>(args.out)), make_shape(kQLen, kHeadDimV, kQHeads, kBatch),
-      make_stride(args.out_strides.row, _1{}, args.out_strides.head, args.out_strides.batch));
-  Params params{
-      make_tma_copy(SM90_TMA_LOAD{}, q, SmemLayoutQTile{}),
-      make_tma_copy(SM90_TMA_LOAD{}, k, SmemLayoutKTile{}),
-      make_tma_copy(SM90_TMA_LOAD{}, v, SmemLayoutVTile{}),
-      make_tma_copy(SM90_TMA_STORE{}, out, SmemLayoutO{}),
-      args.lse,
-  };
+  Params params{};
+  params.tma = kgen::sm90a::ForwardTmaFactory<Config>::make(args.q, args.q_strides, args.k,
+                                                            args.k_strides, args.v, args.v_strides,
+                                                            args.out, args.out_strides);
+  params.lse = args.lse;
 
-  const dim3 grid(kBatch * kQHeads, kQBlocks, 1);
-  forward_kernel<<<grid, kThreads, kSharedBytes, stream>>>(params);
+  const dim3 grid(kBatch * kQHeads, Config::kQBlocks, 1);
+  forward_kernel<<<grid, Config::kThreads, Traits::kSharedBytes, stream>>>(params);
   error = cudaGetLastError();
   if (error != cudaSuccess) return failure(Status::kCudaError, "the kernel launch failed", error);
   return Result{Status::kSuccess, "success", cudaSuccess};

@@ -48,9 +48,12 @@ struct Arguments {
   Strides v_strides = contiguous_strides(kKvHeads, kKvLen, kHeadDimV);
   void* out = nullptr;  // [batch][q_heads][q_len][head_dim_v], bfloat16; every element is written
   Strides out_strides = contiguous_strides(kQHeads, kQLen, kHeadDimV);
-  float* lse = nullptr;  // [batch][q_heads][q_len], contiguous; natural log, -inf on empty rows
-  const int32_t* q_segment_ids = nullptr;   // [batch][q_len], contiguous
-  const int32_t* kv_segment_ids = nullptr;  // [batch][kv_len], contiguous
+  // [batch][q_heads][q_len], contiguous; natural log, -inf on empty rows
+  float* lse = nullptr;
+  // [batch][q_len], contiguous
+  const int32_t* q_segment_ids = nullptr;
+  // [batch][kv_len], contiguous
+  const int32_t* kv_segment_ids = nullptr;
 };
 
 enum class Status : int {

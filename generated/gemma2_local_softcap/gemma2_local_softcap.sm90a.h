@@ -48,7 +48,8 @@ struct Arguments {
   Strides v_strides = contiguous_strides(kKvHeads, kKvLen, kHeadDimV);
   void* out = nullptr;  // [batch][q_heads][q_len][head_dim_v], bfloat16; every element is written
   Strides out_strides = contiguous_strides(kQHeads, kQLen, kHeadDimV);
-  float* lse = nullptr;  // [batch][q_heads][q_len], contiguous; natural log, -inf on empty rows
+  // [batch][q_heads][q_len], contiguous; natural log, -inf on empty rows
+  float* lse = nullptr;
 };
 
 enum class Status : int {

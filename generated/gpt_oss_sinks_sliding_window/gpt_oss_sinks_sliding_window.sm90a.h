@@ -48,7 +48,8 @@ struct Arguments {
   Strides v_strides = contiguous_strides(kKvHeads, kKvLen, kHeadDimV);
   void* out = nullptr;  // [batch][q_heads][q_len][head_dim_v], bfloat16; every element is written
   Strides out_strides = contiguous_strides(kQHeads, kQLen, kHeadDimV);
-  const float* sinks = nullptr;  // [q_heads]: one extra logit per head, with no value row
+  // [q_heads]: one extra logit per head, with no value row
+  const float* sinks = nullptr;
 };
 
 enum class Status : int {

@@ -1,7 +1,8 @@
-// The bad-spec catalog (SPEC.md §1, §6): every spec in this folder has exactly one
-// defect, and expected.json lists what kgen's message about it must contain (the JSON
-// path, the value found, what was expected). For each, kgen gen, plan and explain must
-// exit with status 2, say so on stderr, and write nothing. Bad command lines likewise.
+// The bad-spec catalog (docs/spec-format.md §1, §6): every spec in this folder has
+// exactly one defect, and expected.json lists what kgen's message about it must contain
+// (the JSON path, the value found, what was expected). For each, kgen gen, plan and
+// explain must exit with status 2, say so on stderr, and write nothing. Bad command lines
+// likewise.
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Conformance of `kgen plan SPEC --target tpu` with JAX Splash Attention's MaskInfo.
 
-SPEC.md §4 says the tpu block plan must equal the forward MaskInfo that Splash's
-`process_mask` builds (head_shards = 1, q_seq_shards = 1, shrink_grid = True, no
+docs/spec-format.md §4 says the tpu block plan must equal the forward MaskInfo that
+Splash's `process_mask` builds (head_shards = 1, q_seq_shards = 1, shrink_grid = True, no
 downcast). This script generates random specs, runs kgen on each, builds the same mask
 from Splash's own mask classes, calls Splash's `process_mask` and compares every array.
 
@@ -14,7 +14,7 @@ fewer than COUNT cases were compared. With --plant-bug it runs the same cases, a
 kgen's plan in several ways before the comparison and fails unless the comparison
 catches every alteration (the proof that the checker can fail).
 
-What is compared (SPEC.md §4):
+What is compared (docs/spec-format.md §4):
   - grid == [batch, q_heads, q_blocks, width], block_q, block_kv, target;
   - block_mask and data_next, always;
   - mask_next and partial_blocks, whenever kgen prints them (not null);
@@ -326,7 +326,7 @@ def explicit_bits(m: dict, files: dict, shape) -> np.ndarray:
 
 
 def splash_mask(m: dict | None, shape, files: dict) -> mask_lib.Mask:
-    """SPEC.md §2's mask as a Splash mask object."""
+    """docs/spec-format.md §2's mask as a Splash mask object."""
     if m is None or m["type"] == "full":
         return mask_lib.FullMask(shape)
     t = m["type"]
@@ -337,7 +337,8 @@ def splash_mask(m: dict | None, shape, files: dict) -> mask_lib.Mask:
     if t == "chunked_causal":
         return mask_lib.ChunkedCausalMask(shape, chunk_size=m["chunk"])
     if t == "prefix_lm":
-        # Splash has no prefix-LM class: materialize SPEC.md's `j < P or i >= j`.
+        # Splash has no prefix-LM class: materialize `j < P or i >= j`
+        # (docs/spec-format.md §2).
         i = np.arange(shape[0])[:, None]
         j = np.arange(shape[1])[None, :]
         return mask_lib.NumpyMask((j < m["prefix"]) | (i >= j))
@@ -379,8 +380,9 @@ class Oracle:
     data_next: np.ndarray
     mask_next: np.ndarray | None
     partial_blocks: np.ndarray | None
-    expect_null_partials: bool     # SPEC.md §4: kgen prints null mask_next/partial_blocks
+    expect_null_partials: bool     # docs/spec-format.md §4: kgen prints null mask_next/partial_blocks
     any_partial: bool              # some tile of some head is partial
+    partial_tile_mask: str         # how kgen must say partial tiles are masked: none, predicate, bitmask
     live_blocks: int
     total_blocks: int
 
@@ -400,10 +402,10 @@ def build_oracle(case: Case) -> Oracle:
     dense = multi[(slice(None), slice(None), slice(None))]
     if not dense.any():
         raise Skip("empty mask")
-    # Splash tells heads apart by mask object equality; SPEC.md by definition. They
-    # agree except where this script's stand-in for prefix_lm (a NumpyMask) makes two
-    # different definitions equal objects, e.g. prefix 0 and prefix 1. Such a spec says
-    # nothing about kgen, so draw another one rather than guess.
+    # Splash tells heads apart by mask object equality; docs/spec-format.md §2 by
+    # definition. They agree except where this script's stand-in for prefix_lm (a
+    # NumpyMask) makes two different definitions equal objects, e.g. prefix 0 and
+    # prefix 1. Such a spec says nothing about kgen, so draw another one rather than guess.
     if per_head[0] is not None:
         keys = {definition_key(m, case.files, shape) for m in per_head}
     else:
@@ -435,6 +437,7 @@ def build_oracle(case: Case) -> Oracle:
         partial_blocks=None if info.partial_mask_blocks is None else np.asarray(info.partial_mask_blocks),
         expect_null_partials=predicate or not any_partial,
         any_partial=any_partial,
+        partial_tile_mask="none" if not any_partial else "predicate" if predicate else "bitmask",
         live_blocks=batch * live,
         total_blocks=batch * heads * q_blocks * kv_blocks,
     )
@@ -485,6 +488,8 @@ def compare(plan: dict, oracle: Oracle, block_q: int, block_kv: int) -> str | No
     if (mask_next is None) != (partials is None):
         return f"mask_next is {'null' if mask_next is None else 'set'} but partial_blocks is " \
                f"{'null' if partials is None else 'set'}"
+    if plan.get("partial_tile_mask") != oracle.partial_tile_mask:
+        return f"partial_tile_mask: kgen {plan.get('partial_tile_mask')!r}, expected {oracle.partial_tile_mask!r}"
     if (mask_next is None) != oracle.expect_null_partials:
         why = "a predicate mask shared by all heads, or no partial tile" if oracle.expect_null_partials \
             else "partial tiles of a materialized (explicit or per-head) mask"

@@ -119,19 +119,20 @@ TEST(LauncherArguments, Lse) {
 }
 
 TEST(LauncherArguments, SegmentIds) {
-  const char* what = "q_segment_ids and kv_segment_ids must be 4-byte aligned device pointers, not null";
+  const char* q_what = "q_segment_ids must be a 4-byte aligned device pointer, not null";
+  const char* kv_what = "kv_segment_ids must be a 4-byte aligned device pointer, not null";
   kernel::Arguments args = valid_arguments();
   args.q_segment_ids = nullptr;
-  expect_refused(args, what);
+  expect_refused(args, q_what);
   args = valid_arguments();
   args.kv_segment_ids = nullptr;
-  expect_refused(args, what);
+  expect_refused(args, kv_what);
   args = valid_arguments();
   args.q_segment_ids = static_cast<const int32_t*>(at(5, 2));
-  expect_refused(args, what);
+  expect_refused(args, q_what);
   args = valid_arguments();
   args.kv_segment_ids = static_cast<const int32_t*>(at(6, 1));
-  expect_refused(args, what);
+  expect_refused(args, kv_what);
 }
 
 TEST(LauncherArguments, Sinks) {

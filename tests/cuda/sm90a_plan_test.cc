@@ -92,15 +92,15 @@ TEST(Sm90aPlan, RaggedKeysAddTheTailToThePredicate) {
   const KernelPlan plan = plan_sm90a_kernel(spec_with(R"({"type": "full"})", "", 128, 100));
   EXPECT_EQ(plan.context["mask_predicate"], "j < 100");
   const KernelPlan aligned = plan_sm90a_kernel(spec_with(R"({"type": "full"})", "", 128, 128));
-  EXPECT_FALSE(aligned.context["any_partial"].get<bool>());
+  EXPECT_EQ(aligned.context["mask_policy"], "kgen::sm90a::NoMask");
   EXPECT_FALSE(aligned.context.contains("mask_predicate"));
 }
 
 TEST(Sm90aPlan, AtomsAndRegisterSplitFollowTheTiles) {
   const KernelPlan plan = plan_sm90a_kernel(
       spec_with(R"({"type": "causal"})", "", 300, 300, R"({"block_q": 192, "block_kv": 80})"));
-  EXPECT_EQ(plan.context["mma_qk"], "SM90_64x80x16_F32BF16BF16_SS<GMMA::Major::K, GMMA::Major::K>");
-  EXPECT_EQ(plan.context["mma_pv"], "SM90_64x128x16_F32BF16BF16_RS<GMMA::Major::K, GMMA::Major::MN>");
+  EXPECT_EQ(plan.context["mma_qk"], "cute::SM90_64x80x16_F32BF16BF16_SS<cute::GMMA::Major::K, cute::GMMA::Major::K>");
+  EXPECT_EQ(plan.context["mma_pv"], "cute::SM90_64x128x16_F32BF16BF16_RS<cute::GMMA::Major::K, cute::GMMA::Major::MN>");
   EXPECT_TRUE(plan.context["extended_mma_shapes"].get<bool>());
   EXPECT_EQ(plan.context["threads"], 512);
   EXPECT_EQ(plan.context["producer_registers"], 32);

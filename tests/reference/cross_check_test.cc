@@ -1,6 +1,6 @@
-// The reference against a second, deliberately naive formulation of SPEC.md §3 on
-// random inputs with every feature at once: what the hand-computed cases check one at a
-// time must also hold in combination. Scores here stay small (|q|, |k| <= 1), so the
+// The reference against a second, deliberately naive formulation of docs/spec-format.md
+// §3 on random inputs with every feature at once: what the hand-computed cases check one
+// at a time must also hold in combination. Scores here stay small (|q|, |k| <= 1), so the
 // naive form needs no max subtraction.
 #include <cmath>
 #include <limits>

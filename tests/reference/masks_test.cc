@@ -1,6 +1,7 @@
-// Every mask of SPEC.md §2, and segment ids. All scores are 0 (q = 0), so a row's output
-// is the plain mean of v over its kept keys, and v[j] = 2^j makes each kept set show in
-// the result: its size is e^lse, and subsets of a given size have distinct sums.
+// Every mask of docs/spec-format.md §2, and segment ids. All scores are 0 (q = 0), so a
+// row's output is the plain mean of v over its kept keys, and v[j] = 2^j makes each kept
+// set show in the result: its size is e^lse, and subsets of a given size have distinct
+// sums.
 #include <cmath>
 #include <limits>
 #include <string>

@@ -25,7 +25,7 @@ std::string tpu_module(const Spec& spec) {
     text << in.rdbuf();
     return text.str();
   });
-  for (const GeneratedFile& file : render_spec_outputs(spec, engine))
+  for (const GeneratedFile& file : render_spec_outputs(spec, engine, runtime_digests(KGEN_SOURCE_DIR)))
     if (file.path.size() > 9 && file.path.compare(file.path.size() - 9, 9, ".tpu.mlir") == 0) return file.content;
   throw std::runtime_error("no tpu module for " + spec.name);
 }

@@ -34,7 +34,8 @@ TEST(ClassifyTiles, RaggedKvTailIsNeverFull) {
 }
 
 // The interval view of a row and the per-element predicate are two implementations of
-// SPEC.md §2; they must agree everywhere, including composed and explicit masks.
+// docs/spec-format.md §2; they must agree everywhere, including composed and explicit
+// masks.
 TEST(MaskRows, IntervalsAgreeWithThePredicate) {
   std::mt19937 random(7);
   const int64_t q_len = 37, kv_len = 29;
@@ -74,7 +75,7 @@ TEST(MaskRows, IntervalsAgreeWithThePredicate) {
 
 TEST(SplashPlan, CausalIsShrunkAndHasNoPartialBlocks) {
   const SplashPlan plan = build_splash_plan(masks_from({{"type", "causal"}}, 4, 384, 384), 4, TileShape{384, 384, 128, 128});
-  EXPECT_TRUE(plan.predicate_mask);
+  EXPECT_EQ(plan.partial_mask, PartialTileMask::kPredicate);
   EXPECT_FALSE(plan.has_mask_next);
   EXPECT_EQ(plan.width(), 3);
   EXPECT_EQ(flat(plan.block_mask), (std::vector<int>{1, 0, 0, 2, 1, 0, 2, 2, 1}));
@@ -136,6 +137,32 @@ TEST(KvBlockLists, ListPartialAndFullBlocksPerQBlock) {
   EXPECT_EQ(lists.partial, (std::vector<std::vector<int32_t>>{{0}, {1}, {2}}));
   EXPECT_EQ(lists.full, (std::vector<std::vector<int32_t>>{{}, {0}, {0, 1}}));
   EXPECT_EQ(lists.live_tiles_per_batch, 12);
+}
+
+// The partial-tile choice is made once (partial_tile_mask) and every view of the plan agrees.
+TEST(PartialTileMask, TheSplashPlanAndTheKvBlockListsAgree) {
+  struct Case {
+    Json mask;
+    TileShape tiles;
+    PartialTileMask expected;
+  };
+  const std::vector<Case> cases = {
+      {{{"type", "causal"}}, TileShape{384, 384, 128, 128}, PartialTileMask::kPredicate},
+      {{{"type", "full"}}, TileShape{384, 384, 128, 128}, PartialTileMask::kNone},
+      {{{"type", "local"}, {"left", 128}, {"right", 0}}, TileShape{512, 512, 128, 128}, PartialTileMask::kPredicate},
+      // Heads with different masks: bits per tile, even though both are predicates.
+      {{{"type", "per_head"}, {"masks", {{{"type", "causal"}}, {{"type", "full"}}}}},
+       TileShape{384, 384, 128, 128},
+       PartialTileMask::kBitmask},
+      {{{"type", "explicit"}, {"rows", {"0110", "1111"}}}, TileShape{2, 4, 1, 2}, PartialTileMask::kBitmask},
+      // Tile-aligned explicit bits: no partial tile, nothing to mask.
+      {{{"type", "explicit"}, {"rows", {"0011", "1111"}}}, TileShape{2, 4, 1, 2}, PartialTileMask::kNone},
+  };
+  for (const Case& c : cases) {
+    const HeadMasks masks = masks_from(c.mask, 2, c.tiles.q_len, c.tiles.kv_len);
+    EXPECT_EQ(build_splash_plan(masks, 2, c.tiles).partial_mask, c.expected) << c.mask.dump();
+    EXPECT_EQ(partial_tile_mask(masks, build_kv_block_lists(masks, 2, c.tiles)), c.expected) << c.mask.dump();
+  }
 }
 
 }  // namespace

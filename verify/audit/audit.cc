@@ -13,9 +13,10 @@
 
 #include "clang_pass.h"
 #include "kernel_names.h"
+#include "targets/target.h"
 
 #ifndef KGEN_AUDIT_CLANG
-#error "the build defines KGEN_AUDIT_CLANG, KGEN_AUDIT_RESOURCE_DIR, KGEN_AUDIT_CUDA_PATH, KGEN_AUDIT_CUTLASS_INCLUDE"
+#error "the build defines KGEN_AUDIT_CLANG, KGEN_AUDIT_RESOURCE_DIR, KGEN_AUDIT_CUDA_PATH, KGEN_AUDIT_CUTLASS_INCLUDE, KGEN_AUDIT_RUNTIME_INCLUDE"
 #endif
 
 namespace kgen::audit {
@@ -443,7 +444,8 @@ KernelInterface parse_interface(const Json& json) {
 }
 
 Toolchain default_toolchain() {
-  return Toolchain{KGEN_AUDIT_CLANG, KGEN_AUDIT_RESOURCE_DIR, KGEN_AUDIT_CUDA_PATH, KGEN_AUDIT_CUTLASS_INCLUDE, {}};
+  return Toolchain{KGEN_AUDIT_CLANG,           KGEN_AUDIT_RESOURCE_DIR,    KGEN_AUDIT_CUDA_PATH,
+                   KGEN_AUDIT_CUTLASS_INCLUDE, KGEN_AUDIT_RUNTIME_INCLUDE, {}};
 }
 
 namespace {
@@ -468,7 +470,9 @@ std::vector<std::string> nvcc_version_macros(const std::string& cuda_path) {
 
 std::vector<std::string> clang_command(const Toolchain& tools, const std::string& file, const std::string& target,
                                        bool device) {
-  const std::string arch = target == "sm100a" ? "sm_100a" : "sm_90a";
+  const Target* emitter = find_target(target);
+  if (!emitter || *emitter->cuda_arch() == '\0') throw std::invalid_argument("not a CUDA target: " + target);
+  const std::string arch = emitter->cuda_arch();
   std::vector<std::string> command = {
       tools.clang, "-x", "cuda", "--cuda-gpu-arch=" + arch, "--cuda-path=" + tools.cuda_path,
       device ? "--cuda-device-only" : "--cuda-host-only",
@@ -482,6 +486,8 @@ std::vector<std::string> clang_command(const Toolchain& tools, const std::string
   const fs::path cccl = fs::path(tools.cuda_path) / "include" / "cccl";
   if (fs::is_directory(cccl)) command.insert(command.end(), {"-isystem", cccl.string()});
   command.insert(command.end(), {"-isystem", tools.cutlass_include});
+  // kgen's own headers are not system headers: Clang reports what it finds in them.
+  if (!tools.runtime_include.empty()) command.insert(command.end(), {"-I", tools.runtime_include});
   for (const std::string& macro : nvcc_version_macros(tools.cuda_path)) command.push_back(macro);
   command.insert(command.end(), tools.extra_args.begin(), tools.extra_args.end());
   command.push_back(file);
@@ -627,7 +633,8 @@ AuditReport audit_generated(const std::string& generated_dir, const std::string&
     if (!entry.is_object()) continue;
     const std::string role = entry.value("role", std::string());
     const std::string target = entry.value("target", std::string());
-    if (role != "kernel" || (target != "sm90a" && target != "sm100a")) continue;
+    const Target* emitter = find_target(target);
+    if (role != "kernel" || !emitter || *emitter->cuda_arch() == '\0') continue;
     const unsigned entry_line = line_of(text, "\"" + file_name + "\"");
     const std::string path = (folder / file_name).lexically_normal().generic_string();
     if (entry.value("status", std::string()) == "placeholder") {

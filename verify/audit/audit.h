@@ -96,6 +96,7 @@ struct Toolchain {
   std::string resource_dir;     // passed as -resource-dir when not empty
   std::string cuda_path;        // --cuda-path
   std::string cutlass_include;  // CUTLASS/CuTe headers (-isystem)
+  std::string runtime_include;  // kgen's runtime headers (runtime/, -I): the sm90a kernels include them
   std::vector<std::string> extra_args;
 };
 Toolchain default_toolchain();  // the paths this build was configured with

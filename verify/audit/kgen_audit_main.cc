@@ -23,7 +23,7 @@ namespace {
 
 const char* const kUsage =
     "usage: kgen-audit SPEC... [--generated DIR] [--timing] [--print-command] [--print-interface]\n"
-    "                  [--cuda-path DIR] [--cutlass-include DIR] [--extra-arg ARG]... [--skip-code N]\n"
+    "                  [--cuda-path DIR] [--cutlass-include DIR] [--runtime-include DIR] [--extra-arg ARG]... [--skip-code N]\n"
     "  audits DIR/<name>/ (default DIR: generated) for each spec: every sm90a/sm100a kernel\n"
     "  file its MANIFEST.json lists that is not a placeholder (docs/audit.md)\n"
     "  --skip-code N: exit N, not 0, when only placeholders were found or a kernel file has\n"
@@ -64,6 +64,7 @@ int run(int argc, char** argv) {
     if (arg == "--generated") generated = value();
     else if (arg == "--cuda-path") tools.cuda_path = value();
     else if (arg == "--cutlass-include") tools.cutlass_include = value();
+    else if (arg == "--runtime-include") tools.runtime_include = value();
     else if (arg == "--extra-arg") tools.extra_args.push_back(value());
     else if (arg == "--timing") timing = true;
     else if (arg == "--skip-code") {

@@ -20,7 +20,7 @@ Exit status: 0 pass, 1 a check failed, 2 a usage or tool error, 77 the file is a
 placeholder (nothing to compile yet; ctest reports the test as skipped).
 
   compile_check.py KERNEL.cu --nvcc NVCC --cutlass-include DIR --cuobjdump CUOBJDUMP
-                   [--nvdisasm DIR] [--arch sm_90a] [--no-expect-hgmma] [--object OUT.o]
+                   [--runtime-include DIR] [--nvdisasm DIR] [--arch sm_90a] [--no-expect-hgmma] [--object OUT.o]
                    [--report OUT.json]
 """
 
@@ -50,6 +50,7 @@ def nvcc_command(args, source, obj):
         "-gencode", f"arch={compute},code={arch}",
         "-O3", "-DNDEBUG", "-std=c++17", "--expt-relaxed-constexpr",
         "-I", os.path.abspath(args.cutlass_include),
+        "-I", os.path.abspath(args.runtime_include),
         "-Xptxas", "-v",
         "-c", source, "-o", obj,
     ]
@@ -113,6 +114,8 @@ def main():
     parser.add_argument("kernel")
     parser.add_argument("--nvcc", required=True)
     parser.add_argument("--cutlass-include", required=True)
+    parser.add_argument("--runtime-include", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "runtime"),
+                        help="kgen's runtime headers (runtime/ of this checkout by default)")
     parser.add_argument("--cuobjdump", required=True)
     parser.add_argument("--nvdisasm", help="nvdisasm's folder, when it is not beside cuobjdump or on PATH")
     parser.add_argument("--arch", default="sm_90a")
@@ -200,12 +203,14 @@ def main():
             failures.append(f"{local} LDL/STL (local memory) instructions in the SASS")
 
     registers = max((fn["registers"] or 0 for fn in functions), default=0)
+    # The command as a user would type it: no paths of this machine.
+    placeholders = {os.path.abspath(args.cutlass_include): "<cutlass>/include",
+                    os.path.abspath(args.runtime_include): "<kgen>/runtime"}
     # No compile time in the report: a rerun on the same kernel writes the same bytes.
     report = {
         "kernel": name,
         "arch": args.arch,
-        "command": " ".join(["nvcc"] + ["<cutlass>/include" if part == os.path.abspath(args.cutlass_include) else part
-                                         for part in command[1:-4]] + ["-c", name]),
+        "command": " ".join(["nvcc"] + [placeholders.get(part, part) for part in command[1:-4]] + ["-c", name]),
         **tool_versions(args),
         "registers": registers,
         "functions": readable(functions),

@@ -14,6 +14,7 @@
 #include "dense_reference.h"
 #include "dtype_rounding.h"
 #include "json_fields.h"
+#include "kernel_names.h"
 #include "verification_inputs.h"
 #include "reference_slices.h"
 
@@ -105,7 +106,7 @@ int run_harness(const Spec& spec, const Launch& launch, const HarnessOptions& op
     check(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
     check(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
     Json receipt = {{"spec", spec.source},
-                    {"kernel", spec.name + "_sm90a"},
+                    {"kernel", kernel_symbol(spec.name, "sm90a")},
                     {"command", options.command},
                     {"device", {{"name", properties.name},
                                 {"multiprocessors", properties.multiProcessorCount},

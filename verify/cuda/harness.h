@@ -1,7 +1,8 @@
-// Runs one generated sm90a kernel on a GPU against the float64 reference (SPEC.md §3):
-// random inputs (kgen::verification_inputs), outputs poisoned with NaN and fenced by guard bands
-// that must stay untouched, every (batch, kv head) slice compared with kgen::dense_attention
-// under kgen::tolerance_for(dtype); optionally timed. Needs a Hopper GPU; builds anywhere.
+// Runs one generated sm90a kernel on a GPU against the float64 reference
+// (docs/spec-format.md §3): random inputs (kgen::verification_inputs), outputs poisoned
+// with NaN and fenced by guard bands that must stay untouched, every (batch, kv head)
+// slice compared with kgen::dense_attention under kgen::tolerance_for(dtype); optionally
+// timed. Needs a Hopper GPU; builds anywhere.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 # The tools that compile and inspect the sm90a kernels (no GPU needed), found once for
-# kgen-verify and tests/cuda: nvcc 13, CUTLASS/CuTe headers and cuobjdump (+ nvdisasm)
+# kgen-verify and tests/cuda: nvcc 13, CUTLASS/CuTe headers, kgen's runtime and cuobjdump (+ nvdisasm)
 # from the pinned PyPI packages in .venv.
 # The CUDA runtime for host code that calls a kernel (the harness, the launcher test).
 find_package(CUDAToolkit QUIET)
@@ -13,7 +13,11 @@ if(NOT KGEN_CUOBJDUMP)
 endif()
 set(KGEN_NVDISASM_DIR "" CACHE PATH "nvdisasm's folder, when it is not beside cuobjdump")
 set(KGEN_COMPILE_CHECK "${CMAKE_SOURCE_DIR}/verify/cuda/compile_check.py")
-set(check_tools --nvcc "${KGEN_NVCC}" --cutlass-include "${KGEN_CUTLASS_INCLUDE}" --cuobjdump "${KGEN_CUOBJDUMP}")
+# kgen's runtime headers (runtime/sm90a): every sm90a kernel includes them.
+set(KGEN_RUNTIME_INCLUDE "${CMAKE_SOURCE_DIR}/runtime")
+file(GLOB_RECURSE KGEN_SM90A_RUNTIME CONFIGURE_DEPENDS "${KGEN_RUNTIME_INCLUDE}/sm90a/*")
+set(check_tools --nvcc "${KGEN_NVCC}" --cutlass-include "${KGEN_CUTLASS_INCLUDE}"
+                --runtime-include "${KGEN_RUNTIME_INCLUDE}" --cuobjdump "${KGEN_CUOBJDUMP}")
 if(KGEN_NVDISASM_DIR)
   list(APPEND check_tools --nvdisasm "${KGEN_NVDISASM_DIR}")
 endif()

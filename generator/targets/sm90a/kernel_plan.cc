@@ -8,8 +8,10 @@
 #include <stdexcept>
 
 #include "diagnostics.h"
+#include "kernel_names.h"
 #include "mask_printers.h"
 #include "memory_budget.h"
+#include "targets/cuda/cuda_target.h"
 
 namespace kgen {
 namespace {
@@ -19,10 +21,6 @@ constexpr int64_t kBaseMmaN[] = {8, 16, 32, 64, 96, 128, 192, 256};
 // Registers a consumer thread needs beyond its fragments (addresses, row statistics, loop
 // state, mask and segment temporaries); calibrated on ptxas 13.0 reports.
 constexpr int64_t kConsumerRegisterOverhead = 32;
-// The generated mask table is source text in a reviewed file: at most 4 Mi words (16 MiB).
-constexpr int64_t kMaxMaskWords = int64_t{1} << 22;
-// Likewise for the tile lists: at most 4 Mi entries.
-constexpr int64_t kMaxTileEntries = int64_t{1} << 22;
 
 std::string f32_literal(double value) {
   char buffer[32];
@@ -37,24 +35,56 @@ std::string short_number(double value) {
   return buffer;
 }
 
-// Numbers as C++ initializer text, "1, 2, 3"; the formatter (cuda_format.h) lays them out.
+// Numbers as the lines of a C++ initializer, "1, 2, 3,\n4, 5": each line at most
+// kTableWidth characters, so that with the template's 4-space indent and the closing "};"
+// every line of a table fits the formatter's 100 columns. kgen lays tables out itself (the
+// templates wrap them in clang-format off/on): the formatter's column layout of a long list
+// is not a rule a reader can check.
+constexpr std::size_t kTableWidth = 94;
 template <typename T>
 std::string number_list(const std::vector<T>& values, bool hex = false) {
-  std::string out;
+  std::string out, line;
   for (std::size_t k = 0; k < values.size(); ++k) {
-    if (k > 0) out += ", ";
+    std::string item;
     if (hex) {
       char buffer[16];
       std::snprintf(buffer, sizeof buffer, "0x%08xu", static_cast<unsigned>(values[k]));
-      out += buffer;
+      item = buffer;
     } else {
-      out += std::to_string(values[k]);
+      item = std::to_string(values[k]);
     }
+    if (k + 1 < values.size()) item += ",";
+    if (!line.empty() && line.size() + 1 + item.size() > kTableWidth) {
+      out += line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + item;
   }
-  return out;
+  return out + line;
 }
 
-std::string dtype_mma_letters(DType dtype) { return dtype == DType::kFloat16 ? "F16F16" : "BF16BF16"; }
+// The optional operands of a spec, in the order of Params and Arguments: each is one pointer
+// argument of the launcher and one member of the kernel's Params. `checked`: with what the
+// launcher checks its alignment by (the kernel's context; the header only declares them).
+Json optional_operands(const Spec& spec, bool checked) {
+  Json operands = Json::array();
+  auto add = [&](const char* name, const char* type, const char* element, const char* description) {
+    Json operand = {{"name", name}, {"type", type}, {"description", description}};
+    if (checked) {
+      operand["element"] = element;
+      operand["alignment"] = 4;  // bytes: every optional operand holds 32-bit values
+    }
+    operands.push_back(std::move(operand));
+  };
+  if (spec.lse) add("lse", "float*", "float", "[batch][q_heads][q_len], contiguous; natural log, -inf on empty rows");
+  if (spec.segment_ids) {
+    add("q_segment_ids", "const int32_t*", "int32_t", "[batch][q_len], contiguous");
+    add("kv_segment_ids", "const int32_t*", "int32_t", "[batch][kv_len], contiguous");
+  }
+  if (spec.sinks) add("sinks", "const float*", "float", "[q_heads]: one extra logit per head, with no value row");
+  return operands;
+}
+
 
 }  // namespace
 
@@ -107,12 +137,10 @@ Sm90aMaskTable sm90a_mask_table(const HeadMasks& masks, const KvBlockLists& list
         if (inserted) {
           table.bits.insert(table.bits.end(), it->first.begin(), it->first.end());
           ++table.blocks;
-          if (static_cast<int64_t>(table.bits.size()) > kMaxMaskWords)
-            throw SpecError("targets.sm90a.block_kv",
-                            std::to_string(tiles.block_kv) + " with block_q " + std::to_string(tiles.block_q) +
-                                " (more than " + std::to_string(kMaxMaskWords * 4 / (1 << 20)) +
-                                " MiB of distinct partial-tile bits)",
-                            "tiles whose distinct partial blocks fit the sm90a mask table");
+          if (static_cast<int64_t>(table.bits.size()) > kSm90aMaxMaskWords) {
+            table.too_large = true;  // check_tiling refuses the tiling; stop here
+            return table;
+          }
         }
         table.tile_block.push_back(it->second);
       }
@@ -122,6 +150,13 @@ Sm90aMaskTable sm90a_mask_table(const HeadMasks& masks, const KvBlockLists& list
   return table;
 }
 
+int64_t sm90a_tile_entries(const KvBlockLists& lists) {
+  int64_t entries = 0;
+  for (std::size_t list = 0; list < lists.partial.size(); ++list)
+    entries += static_cast<int64_t>(lists.partial[list].size() + lists.full[list].size());
+  return entries;
+}
+
 KernelPlan plan_sm90a_kernel(const Spec& spec) {
   const GpuTarget& gpu = *spec.sm90a;
   const Shape& s = spec.shape;
@@ -129,11 +164,11 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
   const KvBlockLists lists = build_kv_block_lists(spec.masks, s.q_heads, tiles);
   const int64_t q_blocks = tiles.q_blocks();
   const int64_t list_count = lists.rows * q_blocks;
-  const int64_t consumers = gpu.block_q / 64;
+  const int64_t consumers = gpu.block_q / kRowsPerConsumerWarpgroup;
   const Sm90aRegisterSplit registers = sm90a_register_split(consumers);
   const int64_t threads = 128 * (consumers + 1);  // a producer warpgroup and the consumers
   const int64_t shared_bytes = gpu_smem_budget(spec, gpu).total();
-  const std::string symbol = spec.name + "_sm90a";
+  const std::string symbol = kernel_symbol(spec.name, "sm90a");
 
   // The tile lists, flattened: per list its partial kv blocks, then its full ones.
   std::vector<int64_t> begin{0}, partial_count, kv_entries;
@@ -147,12 +182,6 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
     partial_count.push_back(static_cast<int64_t>(partial.size()));
     live_per_q_block[static_cast<std::size_t>(list % q_blocks)] += static_cast<int64_t>(partial.size() + full.size());
   }
-  if (static_cast<int64_t>(kv_entries.size()) > kMaxTileEntries)
-    throw SpecError("targets.sm90a.block_q",
-                    std::to_string(gpu.block_q) + " with block_kv " + std::to_string(gpu.block_kv) + " (" +
-                        std::to_string(kv_entries.size()) + " live tiles in the block plan)",
-                    "tiles whose block plan lists at most " + std::to_string(kMaxTileEntries) +
-                        " live tiles (the tables are source text of the generated kernel)");
   // Launch order: most live tiles first (ties in q block order), so long CTAs start early.
   std::vector<int64_t> order(static_cast<std::size_t>(q_blocks));
   std::iota(order.begin(), order.end(), 0);
@@ -166,7 +195,7 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
   const bool bitmask = partial_mask == PartialTileMask::kBitmask;
   const bool kv_tail = s.kv_len % gpu.block_kv != 0;
   const bool extended = std::find(std::begin(kBaseMmaN), std::end(kBaseMmaN), gpu.block_kv) == std::end(kBaseMmaN);
-  const std::string letters = dtype_mma_letters(spec.dtype);
+  const std::string letters = dtype_info(spec.dtype).wgmma_letters;
   const double log2e = 1.4426950408889634;
 
   std::string strategy;
@@ -178,10 +207,10 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
     strategy = "partial tiles: a precomputed bitmask per tile; full tiles: no mask";
   if (spec.segment_ids) strategy += "; segment ids tested on every tile";
 
-  const std::string element_type = spec.dtype == DType::kFloat16 ? "cutlass::half_t" : "cutlass::bfloat16_t";
+  const std::string element_type = dtype_info(spec.dtype).cutlass_type;
   Json context = {
       {"symbol", symbol},
-      {"header_file", spec.name + ".sm90a.h"},
+      {"header_file", generated_file_name(spec.name, "sm90a", "h")},
       {"dtype", dtype_name(spec.dtype)},
       {"element_type", element_type},
       {"batch", s.batch},
@@ -208,21 +237,22 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
       {"mask_summary", spec.mask_summary},
       {"mask_strategy", strategy},
       {"extended_mma_shapes", extended},
-      {"mma_qk", "SM90_64x" + std::to_string(gpu.block_kv) + "x16_F32" + letters +
-                     "_SS<GMMA::Major::K, GMMA::Major::K>"},
-      {"mma_pv", "SM90_64x" + std::to_string(s.head_dim_v) + "x16_F32" + letters +
-                     "_RS<GMMA::Major::K, GMMA::Major::MN>"},
+      {"mma_qk", "cute::SM90_64x" + std::to_string(gpu.block_kv) + "x16_F32" + letters +
+                     "_SS<cute::GMMA::Major::K, cute::GMMA::Major::K>"},
+      {"mma_pv", "cute::SM90_64x" + std::to_string(s.head_dim_v) + "x16_F32" + letters +
+                     "_RS<cute::GMMA::Major::K, cute::GMMA::Major::MN>"},
       {"softcap", spec.softcap.has_value()},
       {"score_domain", spec.softcap ? "tanh(scale * q.k / softcap)" : "q.k, unscaled"},
       {"exp2_scale", f32_literal(spec.softcap ? *spec.softcap * log2e : spec.scale * log2e)},
-      {"lse", spec.lse},
-      {"segment_ids", spec.segment_ids},
-      {"sinks", spec.sinks},
-      {"any_partial", any_partial},
-      // Which positions the kernel needs: key columns for the mask and segment ids, query
-      // rows also for the lse.
-      {"uses_columns", any_partial || spec.segment_ids},
-      {"uses_positions", any_partial || spec.segment_ids || spec.lse},
+      // The policies of the runtime (runtime/sm90a/forward/) this kernel is built from.
+      {"score_mod", spec.softcap ? "kgen::sm90a::Softcap<Config>" : "kgen::sm90a::NoScoreMod"},
+      {"mask_policy", !any_partial ? "kgen::sm90a::NoMask"
+                      : predicate  ? "kgen::sm90a::PredicateMask<Config>"
+                                   : "kgen::sm90a::BitmaskMask<Config>"},
+      {"segment_mask", spec.segment_ids ? "kgen::sm90a::SegmentMask<Config>" : "kgen::sm90a::NoSegmentMask"},
+      {"lse", spec.lse ? "true" : "false"},
+      {"sinks", spec.sinks ? "true" : "false"},
+      {"operands", optional_operands(spec, true)},
       {"predicate_mask", predicate},
       {"bitmask", bitmask},
       {"stride_alignment", 16 / dtype_bytes(spec.dtype)},
@@ -257,7 +287,7 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
                    : short_number(spec.scale) + " * q.k";
   Json header = {
       {"symbol", symbol},
-      {"kernel_file", spec.name + ".sm90a.cu"},
+      {"kernel_file", generated_file_name(spec.name, "sm90a", "cu")},
       {"group", s.group()},
       {"score_formula", score_formula},
       {"mask_summary", spec.mask_summary},
@@ -269,12 +299,9 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
       {"head_dim", s.head_dim},
       {"head_dim_v", s.head_dim_v},
       {"dtype", dtype_name(spec.dtype)},
-      {"cuda_type", spec.dtype == DType::kFloat16 ? "16-bit IEEE half: __half, cutlass::half_t, torch.float16"
-                                                  : "16-bit brain float: __nv_bfloat16, cutlass::bfloat16_t, torch.bfloat16"},
+      {"cuda_type", dtype_info(spec.dtype).cuda_spelling},
       {"stride_alignment", 16 / dtype_bytes(spec.dtype)},
-      {"lse", spec.lse},
-      {"segment_ids", spec.segment_ids},
-      {"sinks", spec.sinks},
+      {"operands", optional_operands(spec, false)},
   };
 
   // What the kernel file promises, checked by kgen audit against what Clang sees

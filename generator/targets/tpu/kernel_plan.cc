@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "diagnostics.h"
+#include "kernel_names.h"
 #include "mask_printers.h"
 #include "memory_budget.h"
 #include "targets/tpu/generations.h"
@@ -37,15 +38,6 @@ std::string f32_literal(double value) {
   return buffer;
 }
 
-std::string element_type(DType dtype) {
-  switch (dtype) {
-    case DType::kBFloat16: return "bf16";
-    case DType::kFloat16: return "f16";
-    case DType::kFloat32: return "f32";
-  }
-  return "";
-}
-
 struct Window {
   std::string operand;
   std::string kind;  // which index map: by_q_block, by_kv_block, q_ids, kv_ids, partial_mask, whole
@@ -71,16 +63,15 @@ Json windows_context(const std::vector<Window>& windows) {
   return list;
 }
 
+// The operands file names element types as specs do; the plan's i32 tables are int32.
 const char* numpy_dtype(const std::string& element_type) {
-  if (element_type == "bf16") return "bfloat16";
-  if (element_type == "f16") return "float16";
-  if (element_type == "f32") return "float32";
-  return "int32";
+  const DTypeInfo* info = find_dtype_by_mlir_type(element_type);
+  return info ? info->spec_name : "int32";
 }
 
 Json operands_json(const Spec& spec, const SplashPlan& plan, const std::vector<TpuOperand>& operands) {
   Json operands_object = {
-      {"kernel", spec.name + "_tpu"},
+      {"kernel", kernel_symbol(spec.name, "tpu")},
       {"grid", {spec.shape.batch, spec.shape.q_heads, plan.block_mask.q_blocks, plan.width()}},
       {"dimension_semantics", {"parallel", "parallel", "arbitrary", "arbitrary"}},
   };
@@ -100,23 +91,13 @@ Json operands_json(const Spec& spec, const SplashPlan& plan, const std::vector<T
 
 }  // namespace
 
-const char* role_name(TpuOperand::Role role) {
-  switch (role) {
-    case TpuOperand::Role::kScalarPrefetch: return "scalar_prefetch";
-    case TpuOperand::Role::kInput: return "input";
-    case TpuOperand::Role::kOutput: return "output";
-    case TpuOperand::Role::kScratch: return "scratch";
-  }
-  return "";
-}
-
 float tpu_mask_value() { return -0.7f * std::numeric_limits<float>::max(); }
 
 std::vector<TpuOperand> tpu_operands(const Spec& spec, const SplashPlan& plan) {
   using Role = TpuOperand::Role;
   const Shape& s = spec.shape;
   const TpuTarget& tpu = *spec.tpu;
-  const std::string t = element_type(spec.dtype);
+  const std::string t = std::string(dtype_info(spec.dtype).mlir_type);
   const std::vector<int64_t> plan_shape = {plan.block_mask.rows, plan.block_mask.q_blocks, plan.width()};
   std::vector<TpuOperand> operands = {
       {"data_next", Role::kScalarPrefetch, "i32", plan_shape, {}, "smem"},
@@ -148,7 +129,7 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
   const SplashPlan plan = tpu_splash_plan(spec);
   const TpuTarget& tpu = *spec.tpu;
   const Shape& s = spec.shape;
-  const std::string t = element_type(spec.dtype);
+  const std::string t = std::string(dtype_info(spec.dtype).mlir_type);
   const int64_t bq = tpu.block_q, bkv = tpu.block_kv, bkvc = tpu.block_kv_compute;
   const std::vector<TpuOperand> operands = tpu_operands(spec, plan);
 
@@ -180,15 +161,13 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
   }
   for (std::size_t k = 0; k < args.size(); ++k) args[k]["last"] = k + 1 == args.size();
 
-  const bool predicate = plan.predicate_mask;
-  bool any_partial = false;
-  for (int8_t tile : plan.block_mask.values) any_partial = any_partial || tile == kPartialTile;
-  const bool static_mask = any_partial;
+  const bool predicate = plan.partial_mask == PartialTileMask::kPredicate;
+  const bool static_mask = plan.partial_mask != PartialTileMask::kNone;
   const bool narrow = spec.dtype != DType::kFloat32;
 
   const std::string s_f32 = vector_type({bq, bkvc}, "f32");
   Json context = {
-      {"symbol", spec.name + "_tpu"},
+      {"symbol", kernel_symbol(spec.name, "tpu")},
       {"kernel_args", args},
       {"grid", join({s.batch, s.q_heads, plan.block_mask.q_blocks, plan.width()}, ", ")},
       {"scalar_prefetch", plan.has_mask_next ? 3 : 2},
@@ -263,7 +242,7 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
     context["mask_result"] = mask.result;
   }
 
-  return KernelPlan{"tpu", "mlir", "tpu/forward/kernel.mlir.tmpl", spec.name + "_tpu", true, std::move(context),
+  return KernelPlan{"tpu", "mlir", "tpu/forward/kernel.mlir.tmpl", kernel_symbol(spec.name, "tpu"), true, std::move(context),
                     operands_json(spec, plan, operands)};
 }
 

@@ -23,7 +23,11 @@ struct TpuOperand {
   std::string memory_space;      // smem or vmem
 };
 
-const char* role_name(TpuOperand::Role role);
+// The tile schedule of the tpu target (Splash's MaskInfo) at the spec's tiling.
+SplashPlan tpu_splash_plan(const Spec& spec);
+
+// For a spec whose tiling passed the tpu target's check_tiling.
+KernelPlan plan_tpu_kernel(const Spec& spec);
 
 // Every operand of the kernel for `spec`, given its block plan.
 std::vector<TpuOperand> tpu_operands(const Spec& spec, const SplashPlan& plan);

@@ -14,14 +14,6 @@ import sys
 CHECKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "features.check")
 
 
-def flatten(nested):
-    if isinstance(nested, list):
-        for item in nested:
-            yield from flatten(item)
-    else:
-        yield nested
-
-
 def plan(kgen, source, spec_path, target):
     result = subprocess.run([kgen, "plan", spec_path, "--target", target], cwd=source,
                             capture_output=True, text=True, check=True)
@@ -34,14 +26,10 @@ def prefixes(spec, target, block_plan):
     chosen = [f"{lang}-{'' if spec.get(key) else 'NO-'}{name}" for key, name in
               (("softcap", "SOFTCAP"), ("segment_ids", "SEGMENTS"), ("sinks", "SINKS"))]
     chosen.append(f"{lang}-{'' if spec.get('outputs', {}).get('lse') else 'NO-'}LSE")
-    if target == "sm90a":
-        chosen.append(f"{lang}-" + {"none": "NO-PARTIAL", "predicate": "PREDICATE",
-                                    "bitmask": "BITMASK"}[block_plan["partial_tile_mask"]])
-    else:
-        # Splash's block mask: 0 empty, 1 partial, 2 full; mask_next only with a mask table.
-        partial = 1 in flatten(block_plan["block_mask"])
-        table = block_plan["mask_next"] is not None
-        chosen.append(f"{lang}-" + ("NO-PARTIAL" if not partial else "TABLE" if table else "PREDICATE"))
+    # How partial tiles are masked: decided once by kgen's plan, reported by every target.
+    bitmask = "BITMASK" if target == "sm90a" else "TABLE"
+    chosen.append(f"{lang}-" + {"none": "NO-PARTIAL", "predicate": "PREDICATE",
+                                "bitmask": bitmask}[block_plan["partial_tile_mask"]])
     return chosen
 
 

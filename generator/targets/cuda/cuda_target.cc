@@ -1,0 +1,93 @@
+#include "targets/cuda/cuda_target.h"
+
+#include "explain.h"
+#include "memory_budget.h"
+
+namespace kgen {
+
+TileShape gpu_tile_shape(const Spec& spec, const GpuTarget& tiling) {
+  return TileShape{spec.shape.q_len, spec.shape.kv_len, tiling.block_q, tiling.block_kv};
+}
+
+void CudaTarget::parse(const Json& object, const std::string& path, Spec& spec) const {
+  JsonFields fields(object, path);
+  GpuTarget gpu;
+  gpu.block_q = fields.required_int("block_q", 1, kMaxBlock);
+  gpu.block_kv = fields.required_int("block_kv", 1, kMaxBlock);
+  fields.reject_unknown({"block_q", "block_kv"});
+  spec.*section_ = gpu;
+}
+
+Tiling CudaTarget::tiling(const Spec& spec) const {
+  const GpuTarget& gpu = *(spec.*section_);
+  return Tiling{gpu.block_q, gpu.block_kv, 0};
+}
+
+std::optional<TilingViolation> CudaTarget::check_tiling(const Spec& spec, const Tiling& tiling) const {
+  const std::string target = name_;
+  TilingRules rules("targets." + target + ".");
+  if (spec.dtype == DType::kFloat32)
+    return TilingViolation{"dtype", "\"float32\"",
+                           "bfloat16 or float16 for target " + target + " (its tensor-core kernels have no float32 path)"};
+  const int64_t d = spec.shape.head_dim, dv = spec.shape.head_dim_v;
+  const bool supported_dims = (d == dv && (d == 64 || d == 128 || d == 256)) || (d == 192 && (dv == 128 || dv == 192));
+  if (!supported_dims)
+    return TilingViolation{"shape.head_dim", std::to_string(d) + " with head_dim_v " + std::to_string(dv),
+                           "for target " + target +
+                               ": head_dim = head_dim_v in {64, 128, 256}, or 192 with head_dim_v 128 or 192"};
+  rules.require(tiling.block_q > 0 && tiling.block_q % kRowsPerConsumerWarpgroup == 0 && tiling.block_q <= 192,
+                "block_q", std::to_string(tiling.block_q), "64, 128 or 192 (one consumer warpgroup per 64 rows)");
+  rules.require(tiling.block_kv > 0 && tiling.block_kv % 16 == 0 && tiling.block_kv <= 256, "block_kv",
+                std::to_string(tiling.block_kv), "a multiple of 16 up to 256 (the wgmma/tcgen05 N granularity)");
+  if (rules.violation()) return rules.violation();
+  const MemoryBudget smem = gpu_smem_budget(spec, GpuTarget{tiling.block_q, tiling.block_kv});
+  rules.at_most("block_kv", smem.total(), kGpuSmemLimit,
+                std::to_string(tiling.block_kv) + " with block_q " + std::to_string(tiling.block_q) +
+                    " (shared memory " + kib(smem.total()) + ")",
+                "blocks whose shared memory fits " + kib(kGpuSmemLimit));
+  if (rules.violation()) return rules.violation();
+  add_rules(spec, tiling, rules);
+  return rules.violation();
+}
+
+Json CudaTarget::plan_json(const Spec& spec) const {
+  const Tiling t = tiling(spec);
+  const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads, gpu_tile_shape(spec, GpuTarget{t.block_q, t.block_kv}));
+  const int64_t q_blocks = lists.tiles.q_blocks();
+  auto per_row = [&](const std::vector<std::vector<int32_t>>& blocks) {
+    Json rows = Json::array();
+    for (int64_t r = 0; r < lists.rows; ++r) {
+      Json qs = Json::array();
+      for (int64_t q = 0; q < q_blocks; ++q) qs.push_back(blocks[static_cast<std::size_t>(r * q_blocks + q)]);
+      rows.push_back(std::move(qs));
+    }
+    return rows;
+  };
+  return Json{
+      {"target", name_},
+      {"block_q", t.block_q},
+      {"block_kv", t.block_kv},
+      {"grid", {spec.shape.batch, spec.shape.q_heads, q_blocks}},
+      {"partial_kv_blocks", per_row(lists.partial)},
+      {"partial_tile_mask", partial_tile_mask_name(partial_tile_mask(spec.masks, lists))},
+      {"full_kv_blocks", per_row(lists.full)},
+      {"live_blocks", spec.shape.batch * lists.live_tiles_per_batch},
+      {"total_blocks", spec.shape.batch * lists.total_tiles_per_batch},
+  };
+}
+
+void CudaTarget::explain(std::ostream& out, const Spec& spec) const {
+  const GpuTarget& gpu = *(spec.*section_);
+  const TileShape tiles = gpu_tile_shape(spec, gpu);
+  const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads, tiles);
+  out << "\n  " << name_ << ": block_q " << gpu.block_q << ", block_kv " << gpu.block_kv << "\n";
+  out << "    grid [batch, heads, q blocks] = [" << spec.shape.batch << ", " << spec.shape.q_heads << ", "
+      << tiles.q_blocks() << "]\n";
+  out << "    live tiles: " << lists.live_tiles_per_batch << " of " << lists.total_tiles_per_batch
+      << " per batch element (" << fraction_skipped(lists.live_tiles_per_batch, lists.total_tiles_per_batch)
+      << " skipped); partial tiles: " << partial_tile_mask_name(partial_tile_mask(spec.masks, lists)) << "\n";
+  explain_budget(out, "shared memory", gpu_smem_budget(spec, gpu), kGpuSmemLimit);
+  explain_maps(out, spec, tiles);
+}
+
+}  // namespace kgen

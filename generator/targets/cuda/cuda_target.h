@@ -1,0 +1,43 @@
+// What the CUDA targets (sm90a, sm100a) share: their spec section (block_q, block_kv), the
+// rules of tensor-core attention kernels, the FlexAttention-style kv block lists and how
+// `kgen plan` and `kgen explain` show them. Each architecture adds its own rules and plan.
+#pragma once
+
+#include <optional>
+
+#include "block_plan.h"
+#include "targets/target.h"
+#include "targets/tiling_rules.h"
+
+namespace kgen {
+
+// Rows of q one consumer warpgroup owns: the M of a wgmma, and of the tcgen05 tiles too.
+constexpr int64_t kRowsPerConsumerWarpgroup = 64;
+
+TileShape gpu_tile_shape(const Spec& spec, const GpuTarget& tiling);
+
+class CudaTarget : public Target {
+ public:
+  CudaTarget(const char* name, const char* arch, std::optional<GpuTarget> Spec::*section)
+      : name_(name), arch_(arch), section_(section) {}
+
+  const char* name() const final { return name_; }
+  const char* cuda_arch() const final { return arch_; }
+  bool named_by(const Spec& spec) const final { return (spec.*section_).has_value(); }
+  void parse(const Json& object, const std::string& path, Spec& spec) const final;
+  Tiling tiling(const Spec& spec) const final;
+  std::optional<TilingViolation> check_tiling(const Spec& spec, const Tiling& tiling) const final;
+  Json plan_json(const Spec& spec) const final;
+  void explain(std::ostream& out, const Spec& spec) const final;
+
+ protected:
+  // The architecture's own rules, run after the shared ones have passed.
+  virtual void add_rules(const Spec& spec, const Tiling& tiling, TilingRules& rules) const = 0;
+
+ private:
+  const char* name_;
+  const char* arch_;
+  std::optional<GpuTarget> Spec::*section_;
+};
+
+}  // namespace kgen

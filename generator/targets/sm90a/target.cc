@@ -1,0 +1,62 @@
+// The sm90a target: FlashAttention-3-class kernels on CUTLASS/CuTe for Hopper
+// (docs/sm90a-kernel.md).
+#include "targets/cuda/cuda_target.h"
+#include "targets/sm90a/kernel_plan.h"
+
+namespace kgen {
+namespace {
+
+class Sm90a final : public CudaTarget {
+ public:
+  Sm90a() : CudaTarget("sm90a", "sm_90a", &Spec::sm90a) {}
+  KernelPlan plan(const Spec& spec) const override { return plan_sm90a_kernel(spec); }
+
+  // The kernel, the launcher header and the runtime headers it is compiled with.
+  std::optional<ReceiptRule> receipt_rule() const override {
+    return ReceiptRule{{".sm90a.cu", ".sm90a.h"}, {"nvcc_sass"}, {"gpu"}, "sm90a"};
+  }
+
+ protected:
+  void add_rules(const Spec& spec, const Tiling& tiling, TilingRules& rules) const override {
+    // Each consumer warpgroup holds S (f32), P (16-bit) and O (f32) of its 64 rows in
+    // registers; beyond setmaxnreg's share ptxas would spill them.
+    const int64_t consumers = tiling.block_q / kRowsPerConsumerWarpgroup;
+    const int64_t available = sm90a_register_split(consumers).consumer;
+    const int64_t dv = spec.shape.head_dim_v;
+    const int64_t needed = sm90a_consumer_register_estimate(tiling.block_kv, dv, spec.segment_ids);
+    rules.at_most("block_kv", needed, available,
+                  std::to_string(tiling.block_kv) + " with block_q " + std::to_string(tiling.block_q) +
+                      " and head_dim_v " + std::to_string(dv) + " (about " + std::to_string(needed) +
+                      " registers per consumer thread)",
+                  "tiles whose S, P and O fragments fit the " + std::to_string(available) +
+                      " registers of a consumer thread with " + std::to_string(consumers) +
+                      " consumer warpgroup(s): block_kv * 3/4 + head_dim_v / 2 + 32" +
+                      (spec.segment_ids ? " + block_kv / 4 + 8 (segment ids)" : "") + " <= " +
+                      std::to_string(available));
+    if (rules.violation()) return;
+
+    const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads,
+                                                    gpu_tile_shape(spec, GpuTarget{tiling.block_q, tiling.block_kv}));
+    const int64_t entries = sm90a_tile_entries(lists);
+    const std::string blocks = std::to_string(tiling.block_kv) + " with block_q " + std::to_string(tiling.block_q);
+    rules.at_most("block_q", entries, kSm90aMaxTileEntries,
+                  std::to_string(tiling.block_q) + " with block_kv " + std::to_string(tiling.block_kv) + " (" +
+                      std::to_string(entries) + " live tiles in the block plan)",
+                  "tiles whose block plan lists at most " + std::to_string(kSm90aMaxTileEntries) +
+                      " live tiles (the tables are source text of the generated kernel)");
+    if (partial_tile_mask(spec.masks, lists) == PartialTileMask::kBitmask)
+      rules.require(!sm90a_mask_table(spec.masks, lists).too_large, "block_kv",
+                    blocks + " (more than " + std::to_string(kSm90aMaxMaskWords * 4 / (1 << 20)) +
+                        " MiB of distinct partial-tile bits)",
+                    "tiles whose distinct partial blocks fit the sm90a mask table");
+  }
+};
+
+}  // namespace
+
+const Target& sm90a_target() {
+  static const Sm90a target;
+  return target;
+}
+
+}  // namespace kgen

@@ -1,0 +1,72 @@
+// What every target provides, and the one list of targets (registry.cc). A target owns its
+// spec section ("targets.<name>"), the rules its tilings must satisfy, its kernel plan, the
+// JSON `kgen plan` prints for it and its part of `kgen explain`. Nothing outside
+// generator/targets/ spells a target's name to decide something.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "json_fields.h"
+#include "kernel_plans.h"
+#include "receipts.h"
+#include "spec.h"
+
+namespace kgen {
+
+// Block sizes of one kernel: what a spec's "targets.<name>" sets and a tuner varies.
+// block_kv_compute is the tpu's compute sub-tile (0 elsewhere).
+struct Tiling {
+  int64_t block_q = 0;
+  int64_t block_kv = 0;
+  int64_t block_kv_compute = 0;
+};
+
+// Why a tiling is refused, as a SpecError says it: the JSON path, the value found, what was
+// expected.
+struct TilingViolation {
+  std::string path;
+  std::string found;
+  std::string expected;
+};
+
+class Target {
+ public:
+  virtual ~Target() = default;
+  virtual const char* name() const = 0;
+  // True when the spec has a "targets.<name>" section.
+  virtual bool named_by(const Spec& spec) const = 0;
+  // The nvcc/Clang GPU architecture its CUDA kernels are built for ("sm_90a"); "" for a target
+  // that does not emit CUDA.
+  virtual const char* cuda_arch() const { return ""; }
+  // Reads "targets.<name>" into `spec` (types and ranges only; check_tiling judges the values).
+  virtual void parse(const Json& object, const std::string& path, Spec& spec) const = 0;
+  // The tiling the spec asks for.
+  virtual Tiling tiling(const Spec& spec) const = 0;
+  // The first rule of docs/spec-format.md §5 (or of this target's budgets) that `tiling`
+  // breaks for `spec`, or nothing when the kernel can be planned with it.
+  virtual std::optional<TilingViolation> check_tiling(const Spec& spec, const Tiling& tiling) const = 0;
+  // For a spec whose tiling passed check_tiling.
+  virtual KernelPlan plan(const Spec& spec) const = 0;
+  virtual Json plan_json(const Spec& spec) const = 0;
+  virtual void explain(std::ostream& out, const Spec& spec) const = 0;
+  // What its receipts cover and must hold (docs/receipts.md); nothing while its kernels are
+  // placeholders.
+  virtual std::optional<ReceiptRule> receipt_rule() const { return std::nullopt; }
+};
+
+// Every target, in the order specs, manifests and reports list them: tpu, sm90a, sm100a.
+const std::vector<const Target*>& targets();
+const Target* find_target(const std::string& name);
+
+// check_tiling of the named target; SpecError when the spec does not name that target.
+std::optional<TilingViolation> check_tiling(const Spec& spec, const std::string& target, const Tiling& tiling);
+
+// Every target the spec names, at the spec's own tiling; throws the first violation as a
+// SpecError.
+void check_target_constraints(const Spec& spec);
+
+}  // namespace kgen

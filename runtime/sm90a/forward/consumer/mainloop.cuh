@@ -1,0 +1,154 @@
+// A consumer warpgroup: its 64 q rows against every kv tile of the CTA's list. S = Q K^T (both
+// operands in shared memory), the score modifier, the masks and the online softmax, then
+// O += P V with P in registers; the softmax of tile t overlaps the P V product of tile t - 1.
+#pragma once
+
+#include <cstdint>
+
+#include <cute/tensor.hpp>
+#include <cutlass/arch/barrier.h>
+#include <cutlass/numeric_conversion.h>
+
+#include "sm90a/forward/epilogue.cuh"
+#include "sm90a/forward/kernel_traits.cuh"
+#include "sm90a/forward/online_softmax.cuh"
+#include "sm90a/forward/wgmma.cuh"
+#include "sm90a/forward/work.cuh"
+
+namespace kgen {
+namespace sm90a {
+
+template <class Config, class Params>
+CUTE_DEVICE void consume(Params const& params, typename ForwardTraits<Config>::SharedStorage& smem,
+                         int consumer, CtaWork const& work) {
+  using namespace cute;
+  using Traits = ForwardTraits<Config>;
+  using Mma = ForwardMma<Config>;
+  using Element = typename Config::Element;
+  using Mask = typename Config::Mask;
+  using ScoreMod = typename Config::ScoreMod;
+  constexpr int kBlockKv = Config::kBlockKv;
+  constexpr int kHeadDimV = Config::kHeadDimV;
+  constexpr int kStages = Config::kStages;
+  const int thread = int(threadIdx.x) % 128;
+  const int lane = thread % 32;
+  // This thread's rows are row_base and row_base + 8 (query positions i); its columns of a
+  // tile are col_base + c + 8 n (key positions kv_block * kBlockKv + those).
+  const int tile_row_base = consumer * 64 + (thread / 32) * 16 + lane / 4;  // within the q block
+  const int row_base = work.q_block * Config::kBlockQ + tile_row_base;
+  const int col_base = 2 * (lane % 4);
+
+  typename Mma::QK mma_qk;
+  typename Mma::PV mma_pv;
+  ThrMMA thr_qk = mma_qk.get_thread_slice(thread);
+  ThrMMA thr_pv = mma_pv.get_thread_slice(thread);
+  Tensor sQ = make_tensor(make_smem_ptr(smem.q.data() + consumer * Traits::kQTileElements),
+                          typename Traits::SmemLayoutQTile{});
+  Tensor sK = make_tensor(make_smem_ptr(smem.k.data()), typename Traits::SmemLayoutK{});
+  Tensor sV = make_tensor(make_smem_ptr(smem.v.data()), typename Traits::SmemLayoutV{});
+  Tensor tSrQ = thr_qk.make_fragment_A(thr_qk.partition_A(sQ));  // (mma, 1, head_dim / 16)
+  Tensor tSrK = thr_qk.make_fragment_B(thr_qk.partition_B(sK));  // (mma, 1, head_dim / 16, stage)
+  Tensor tOrV = thr_pv.make_fragment_B(thr_pv.partition_B(sV));  // (mma, 1, block_kv / 16, stage)
+  Tensor acc_s = partition_fragment_C(mma_qk, Shape<_64, Int<kBlockKv>>{});
+  Tensor acc_o = partition_fragment_C(mma_pv, Shape<_64, Int<kHeadDimV>>{});
+  Tensor frag_p = make_tensor<Element>(typename Mma::LayoutP{});
+  static_assert(size(acc_s) == kBlockKv / 2 && size(frag_p) == size(acc_s), "S and P fragments");
+  static_assert(size(acc_o) == kHeadDimV / 2, "O fragment");
+  clear(acc_o);
+
+  OnlineSoftmax<Config> softmax;
+  const typename Config::SegmentMask segments(params, work.batch, row_base);
+
+  // Scores of tile t (kv block kv_block) in acc_s -> the score domain, the masks, the online
+  // softmax; acc_s becomes the tile's probabilities and `correction` O's rescale factors.
+  auto softmax_tile = [&](int t, int kv_block, float (&correction)[2]) {
+    if constexpr (ScoreMod::kModifies) ScoreMod::apply(acc_s);  // before the masks: they stay -inf
+    const int col_first = kv_block * kBlockKv + col_base;
+    if constexpr (Mask::kMasksPartialTiles) {
+      if (t < work.partial_count)
+        Mask::apply(acc_s, work.tile_begin + t, tile_row_base, row_base, col_first);
+    }
+    if constexpr (Config::SegmentMask::kMasks) segments.apply(acc_s, col_first);
+    softmax.update(acc_s, correction);
+  };
+  // P = the probabilities in acc_s, as the A operand of the next O += P V.
+  auto probabilities_to_p = [&]() {
+    cutlass::NumericArrayConverter<Element, float, kBlockKv / 2> to_element;
+    *reinterpret_cast<cutlass::Array<Element, kBlockKv / 2>*>(frag_p.data()) =
+        to_element(*reinterpret_cast<cutlass::Array<float, kBlockKv / 2> const*>(acc_s.data()));
+  };
+  auto release = [&](uint64_t* empty_barrier) {
+    __syncwarp();
+    if (lane == 0) cutlass::arch::ClusterBarrier::arrive(empty_barrier);
+  };
+
+  if (work.tile_count > 0) {
+    using Barrier = cutlass::arch::ClusterTransactionBarrier;
+    Barrier::wait(&smem.q_full, 0);
+
+    // Tile 0: S = Q K^T alone. (Peeled, so that no branch can leave a wgmma in flight while
+    // its operands are redefined; ptxas would serialize every wgmma otherwise.)
+    Barrier::wait(&smem.k_full[0], 0);
+    warpgroup_fence_operand(acc_s);
+    warpgroup_arrive();
+    wgmma_tile(mma_qk, tSrQ, tSrK(_, _, _, 0), acc_s, true);
+    warpgroup_commit_batch();
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(acc_s);
+    release(&smem.k_empty[0]);
+    float correction[2];
+    softmax_tile(0, Config::tile_kv(work.tile_begin), correction);  // O is still 0: no rescale
+    probabilities_to_p();
+
+    CUTE_NO_UNROLL
+    for (int t = 1; t < work.tile_count; ++t) {
+      const int stage = t % kStages;
+      const uint32_t phase = (t / kStages) & 1;
+      const int previous_stage = (t - 1) % kStages;
+      const uint32_t previous_phase = ((t - 1) / kStages) & 1;
+
+      // S = Q K^T of tile t and O += P V of tile t - 1, both in flight.
+      Barrier::wait(&smem.k_full[stage], phase);
+      warpgroup_fence_operand(acc_s);
+      warpgroup_arrive();
+      wgmma_tile(mma_qk, tSrQ, tSrK(_, _, _, stage), acc_s, true);
+      warpgroup_commit_batch();
+      Barrier::wait(&smem.v_full[previous_stage], previous_phase);
+      warpgroup_fence_operand(acc_o);
+      warpgroup_fence_operand(frag_p);
+      warpgroup_arrive();
+      wgmma_tile(mma_pv, frag_p, tOrV(_, _, _, previous_stage), acc_o, false);
+      warpgroup_commit_batch();
+      warpgroup_wait<1>();  // S is ready; P V may still run
+      warpgroup_fence_operand(acc_s);
+      release(&smem.k_empty[stage]);
+
+      softmax_tile(t, Config::tile_kv(work.tile_begin + t), correction);
+
+      warpgroup_wait<0>();  // P V of tile t - 1 is done: its V stage and P are free
+      warpgroup_fence_operand(acc_o);
+      release(&smem.v_empty[previous_stage]);
+      scale_rows(acc_o, correction);
+      probabilities_to_p();
+    }
+
+    // O += P V of the last tile.
+    const int last_stage = (work.tile_count - 1) % kStages;
+    const uint32_t last_phase = ((work.tile_count - 1) / kStages) & 1;
+    Barrier::wait(&smem.v_full[last_stage], last_phase);
+    warpgroup_fence_operand(acc_o);
+    warpgroup_fence_operand(frag_p);
+    warpgroup_arrive();
+    wgmma_tile(mma_pv, frag_p, tOrV(_, _, _, last_stage), acc_o, false);
+    warpgroup_commit_batch();
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(acc_o);
+    release(&smem.v_empty[last_stage]);
+  }
+
+  normalize_rows(params, softmax, acc_o, work, row_base, lane);
+  store_o<Config>(params, smem, mma_pv, acc_o, work, consumer, thread);
+}
+
+}  // namespace sm90a
+}  // namespace kgen

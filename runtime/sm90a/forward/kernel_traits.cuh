@@ -1,0 +1,123 @@
+// The types and sizes every part of the sm90a forward kernel shares, derived from the
+// generated Config of one kernel (docs/sm90a-kernel.md, "Runtime and generated code").
+//
+// A Config is a struct with static members only:
+//   Element                          cutlass::bfloat16_t or cutlass::half_t
+//   kBatch, kQHeads, kKvHeads        the shape (int); kGroup follows
+//   kQLen, kKvLen, kHeadDim, kHeadDimV
+//   kBlockQ, kBlockKv, kQBlocks, kKvBlocks, kConsumers, kThreads, kStages, kPlanRows
+//   kProducerRegisters, kConsumerRegisters (uint32_t): the setmaxnreg split
+//   kSharedBudget                    kgen's shared-memory budget, bytes
+//   MmaQK, MmaPV                     the wgmma atoms of S = Q K^T and O += P V
+//   kExp2Scale (float), ScoreMod     the score domain (score_mods.cuh)
+//   Mask, SegmentMask                the masks (masks.cuh, segment_mask.cuh)
+//   kLse, kSinks (bool)              the epilogue's statistics (epilogue.cuh)
+//   tile_begin(list), tile_partial_count(list), tile_kv(entry), q_block_order(rank):
+//                                    the block plan's tables, device functions
+#pragma once
+
+#include <cstdint>
+
+#include <cute/tensor.hpp>
+#include <cute/atom/copy_atom.hpp>
+#include <cute/atom/copy_traits_sm90_tma.hpp>
+#include <cute/atom/mma_atom.hpp>
+
+namespace kgen {
+namespace sm90a {
+
+// A global tensor of shape (rows, features, head, batch) at no address: the type TMA
+// descriptors are declared with.
+template <class T, class Stride>
+inline auto null_gmem() {
+  return cute::make_tensor(cute::make_gmem_ptr(static_cast<T*>(nullptr)),
+                           cute::Shape<int, int, int, int>{}, Stride{});
+}
+
+template <class Config>
+struct ForwardTraits {
+  using Element = typename Config::Element;
+  static constexpr int kGroup = Config::kQHeads / Config::kKvHeads;
+  static constexpr int kHeadDim = Config::kHeadDim;
+  static constexpr int kHeadDimV = Config::kHeadDimV;
+  static constexpr int kBlockKv = Config::kBlockKv;
+  static constexpr int kConsumers = Config::kConsumers;
+  static constexpr int kStages = Config::kStages;
+
+  static_assert(Config::kQBlocks == (Config::kQLen + Config::kBlockQ - 1) / Config::kBlockQ);
+  static_assert(Config::kKvBlocks == (Config::kKvLen + kBlockKv - 1) / kBlockKv);
+  static_assert(Config::kBlockQ == 64 * kConsumers, "one consumer warpgroup per 64 q rows");
+  static_assert(Config::kThreads == 128 * (kConsumers + 1), "one producer warpgroup");
+  static_assert(kHeadDimV <= kHeadDim, "O is staged in the consumer's Q tile");
+
+  // ---- Shared memory layouts (128-byte swizzle, as wgmma and TMA expect them)
+  // Q: one (64, head_dim) K-major tile per consumer warpgroup, stacked on mode 2.
+  using SmemLayoutQTile = decltype(cute::tile_to_shape(
+      cute::GMMA::Layout_K_SW128_Atom<Element>{}, cute::Shape<cute::_64, cute::Int<kHeadDim>>{}));
+  using SmemLayoutQ = decltype(cute::tile_to_shape(
+      cute::GMMA::Layout_K_SW128_Atom<Element>{},
+      cute::Shape<cute::_64, cute::Int<kHeadDim>, cute::Int<kConsumers>>{}));
+  // K: (block_kv, head_dim) K-major, one tile per stage.
+  using SmemLayoutKTile =
+      decltype(cute::tile_to_shape(cute::GMMA::Layout_K_SW128_Atom<Element>{},
+                                   cute::Shape<cute::Int<kBlockKv>, cute::Int<kHeadDim>>{}));
+  using SmemLayoutK = decltype(cute::tile_to_shape(
+      cute::GMMA::Layout_K_SW128_Atom<Element>{},
+      cute::Shape<cute::Int<kBlockKv>, cute::Int<kHeadDim>, cute::Int<kStages>>{}));
+  // V as the B operand of P V: (head_dim_v, block_kv), head_dim_v contiguous (MN-major).
+  using SmemLayoutVTile =
+      decltype(cute::tile_to_shape(cute::GMMA::Layout_MN_SW128_Atom<Element>{},
+                                   cute::Shape<cute::Int<kHeadDimV>, cute::Int<kBlockKv>>{}));
+  using SmemLayoutV = decltype(cute::tile_to_shape(
+      cute::GMMA::Layout_MN_SW128_Atom<Element>{},
+      cute::Shape<cute::Int<kHeadDimV>, cute::Int<kBlockKv>, cute::Int<kStages>>{}));
+  // O: one consumer's (64, head_dim_v) tile, written over that consumer's Q tile.
+  using SmemLayoutO = decltype(cute::tile_to_shape(cute::GMMA::Layout_K_SW128_Atom<Element>{},
+                                                   cute::Shape<cute::_64, cute::Int<kHeadDimV>>{}));
+  static constexpr int kQTileElements = 64 * kHeadDim;
+  static_assert(cute::cosize_v<SmemLayoutO> <= kQTileElements, "O fits in the consumer's Q tile");
+
+  struct SharedStorage {
+    alignas(1024) cute::array_aligned<Element, cute::cosize_v<SmemLayoutQ>, 1024> q;
+    alignas(1024) cute::array_aligned<Element, cute::cosize_v<SmemLayoutK>, 1024> k;
+    alignas(1024) cute::array_aligned<Element, cute::cosize_v<SmemLayoutV>, 1024> v;
+    alignas(8) uint64_t q_full;
+    uint64_t k_full[kStages];
+    uint64_t k_empty[kStages];
+    uint64_t v_full[kStages];
+    uint64_t v_empty[kStages];
+  };
+  static constexpr int kSharedBytes = int(sizeof(SharedStorage));
+  static_assert(kSharedBytes <= Config::kSharedBudget, "kgen's shared-memory budget for this spec");
+
+  // The transaction bytes each full barrier waits for.
+  static constexpr uint32_t kQBytes = uint32_t(cute::cosize_v<SmemLayoutQ> * sizeof(Element));
+  static constexpr uint32_t kKBytes = uint32_t(kBlockKv * kHeadDim * sizeof(Element));
+  static constexpr uint32_t kVBytes = uint32_t(kBlockKv * kHeadDimV * sizeof(Element));
+
+  // ---- Global tensors as the TMA descriptors see them: (rows, features, head, batch) for Q,
+  // K and O, (features, rows, head, batch) for V; the feature dimension is contiguous.
+  using RowMajorStride = cute::Stride<int64_t, cute::_1, int64_t, int64_t>;
+  using ColumnMajorStride = cute::Stride<cute::_1, int64_t, int64_t, int64_t>;
+  using TmaQ = decltype(cute::make_tma_copy(
+      cute::SM90_TMA_LOAD{}, null_gmem<Element const, RowMajorStride>(), SmemLayoutQTile{}));
+  using TmaK = decltype(cute::make_tma_copy(
+      cute::SM90_TMA_LOAD{}, null_gmem<Element const, RowMajorStride>(), SmemLayoutKTile{}));
+  using TmaV = decltype(cute::make_tma_copy(
+      cute::SM90_TMA_LOAD{}, null_gmem<Element const, ColumnMajorStride>(), SmemLayoutVTile{}));
+  using TmaO = decltype(cute::make_tma_copy(cute::SM90_TMA_STORE{},
+                                            null_gmem<Element, RowMajorStride>(), SmemLayoutO{}));
+};
+
+// The TMA descriptors of one kernel: the first member of its Params, passed as a
+// __grid_constant__ parameter so that the TMA unit reads them from parameter memory.
+template <class Config>
+struct ForwardTma {
+  typename ForwardTraits<Config>::TmaQ q;
+  typename ForwardTraits<Config>::TmaK k;
+  typename ForwardTraits<Config>::TmaV v;
+  typename ForwardTraits<Config>::TmaO o;
+};
+
+}  // namespace sm90a
+}  // namespace kgen

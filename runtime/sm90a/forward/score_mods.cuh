@@ -1,0 +1,41 @@
+// Score modifiers: what turns a raw score q.k into the score domain x the softmax works in
+// (scale and softcap in docs/spec-format.md, "Top-level keys"; docs/sm90a-kernel.md,
+// "Softmax in exp2"). The scale is folded into Config::kExp2Scale, so
+// exp(s - s_max) = exp2(kExp2Scale * (x - x_max)).
+#pragma once
+
+#include <cute/config.hpp>
+#include <cute/tensor.hpp>
+
+#include "sm90a/forward/math.cuh"
+
+namespace kgen {
+namespace sm90a {
+
+// x = q.k, unscaled: nothing to do.
+struct NoScoreMod {
+  static constexpr bool kModifies = false;
+};
+
+// tanh to about 1e-7 absolute as 1 - 2 / (1 + 2^(2 log2(e) x)): one MUFU.EX2, one MUFU.RCP,
+// and exactly +-1 for large |x|. Not tanh.approx (2^-11 relative): the softcap multiplies
+// tanh's error by the cap, which would put lse ~0.02 off for a cap of 50 (tolerance 1e-3).
+CUTE_DEVICE float softcap_tanh(float x) {
+  return 1.f - __fdividef(2.f, 1.f + fast_exp2(x * 2.88539008f));
+}
+
+// x = tanh(Config::kTanhScale * q.k) = tanh(scale * q.k / softcap); s = softcap * x, with the
+// softcap folded into kExp2Scale.
+template <class Config>
+struct Softcap {
+  static constexpr bool kModifies = true;
+
+  template <class Fragment>
+  CUTE_DEVICE static void apply(Fragment& s) {
+    CUTE_UNROLL
+    for (int e = 0; e < cute::size(s); ++e) s(e) = softcap_tanh(s(e) * Config::kTanhScale);
+  }
+};
+
+}  // namespace sm90a
+}  // namespace kgen
