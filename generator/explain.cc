@@ -33,6 +33,15 @@ std::string fraction_skipped(int64_t live, int64_t total) {
   return format("%.1f%%", 100.0 * static_cast<double>(total - live) / static_cast<double>(total));
 }
 
+std::string describe_partial_tiles(PartialTileMask mask) {
+  switch (mask) {
+    case PartialTileMask::kNone: return "no partial tiles";
+    case PartialTileMask::kPredicate: return "partial tiles masked by the in-kernel predicate";
+    case PartialTileMask::kBitmask: return "partial tiles masked by precomputed bits";
+  }
+  return "";
+}
+
 void explain_budget(std::ostream& out, const char* what, const MemoryBudget& budget, int64_t limit) {
   out << "    " << what << ": " << budget.total() << " bytes of " << limit << "\n";
   for (const auto& [item, bytes] : budget.items) out << "      " << item << ": " << bytes << "\n";

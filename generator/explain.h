@@ -25,6 +25,8 @@ std::string draw_block_map(const std::vector<int8_t>& classes, int64_t q_blocks,
 
 // Pieces of a target's section of `kgen explain` (Target::explain).
 std::string fraction_skipped(int64_t live, int64_t total);  // "87.5%"
+// "partial tiles masked by the in-kernel predicate", "no partial tiles", ...
+std::string describe_partial_tiles(PartialTileMask mask);
 void explain_budget(std::ostream& out, const char* what, const MemoryBudget& budget, int64_t limit);
 // The block map of every distinct head mask at `tiles`.
 void explain_maps(std::ostream& out, const Spec& spec, const TileShape& tiles);

@@ -348,10 +348,10 @@ TEST(AuditCommand, GeneratedLaunchOfTooFewThreadsIsCaught) {
   fs::copy(fs::path(KGEN_SOURCE_DIR) / "generated" / "prefix_lm", root / "prefix_lm", fs::copy_options::recursive);
   const fs::path kernel = root / "prefix_lm" / "prefix_lm.sm90a.cu";
   std::string text = read(kernel);
-  const std::string launch = "forward_kernel<<<grid, kThreads, kSharedBytes, stream>>>";
+  const std::string launch = "forward_kernel<<<grid, Config::kThreads, Traits::kSharedBytes, stream>>>";
   const std::size_t at = text.find(launch);
   ASSERT_NE(at, std::string::npos) << "the generated launcher no longer contains: " << launch;
-  text.replace(at, launch.size(), "forward_kernel<<<grid, 256, kSharedBytes, stream>>>");
+  text.replace(at, launch.size(), "forward_kernel<<<grid, 256, Traits::kSharedBytes, stream>>>");
   write(kernel, text);
   const CommandResult result = run(std::string("'") + KGEN_AUDIT_BINARY + "' '" KGEN_SOURCE_DIR "/specs/prefix_lm.json' " +
                                    "--generated '" + root.string() + "'");

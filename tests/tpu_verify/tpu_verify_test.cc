@@ -149,7 +149,7 @@ INSTANTIATE_TEST_SUITE_P(
     Mutations, PlantedBugIsCaught,
     ::testing::Values(
         Mutation{"flipped_causal_comparison", kMaskedRows,
-                 {{"arith.cmpi sle, %kv_pos, %keep_static_limit", "arith.cmpi slt, %kv_pos, %keep_static_limit"}}},
+                 {{"arith.cmpi sle, %kv_pos, %mask_0_bound", "arith.cmpi slt, %kv_pos, %mask_0_bound"}}},
         Mutation{"dropped_rescale", kComposed, {{"%acc_next = arith.addf %acc_scaled, %pv", "%acc_next = arith.addf %acc_prev, %pv"}}},
         Mutation{"wrong_softcap", kComposed, {{"dense<2.00000000e+01>", "dense<2.50000000e+01>"}}},
         Mutation{"off_by_one_q_index_map", kComposed,

@@ -569,7 +569,7 @@ std::vector<Finding> audit_cuda_file(const CudaKernelFile& file, const Toolchain
   const std::vector<std::string> host_command = clang_command(tools, file.path, file.target, false);
   auto timed = [&](const std::vector<std::string>& command, bool device, double& seconds) {
     const auto start = std::chrono::steady_clock::now();
-    PassFacts facts = run_clang_pass(command, dir.empty() ? "." : dir, device);
+    PassFacts facts = run_clang_pass(command, AuditedCode{dir.empty() ? "." : dir, tools.runtime_include}, device);
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return facts;
   };

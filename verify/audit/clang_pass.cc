@@ -52,8 +52,9 @@ struct SharedUse {
 // The state of one pass: where code is, what was found.
 class PassState {
  public:
-  PassState(ASTContext& ast, std::string audited_dir, bool device, PassFacts& facts)
-      : ast_(ast), audited_dir_(absolute_dir(audited_dir)), device_(device), facts_(facts),
+  PassState(ASTContext& ast, const AuditedCode& code, bool device, PassFacts& facts)
+      : ast_(ast), audited_dir_(absolute_dir(code.folder)),
+        audited_tree_(code.tree.empty() ? "" : absolute_dir(code.tree)), device_(device), facts_(facts),
         policy_(ast.getLangOpts()) {
     policy_.SuppressUnwrittenScope = true;  // no "(anonymous namespace)::"
     policy_.SuppressTagKeyword = true;
@@ -77,7 +78,8 @@ class PassState {
     return loc.isValid() && ast_.getSourceManager().isInSystemHeader(ast_.getSourceManager().getFileLoc(loc));
   }
 
-  // Code of the audited folder: not a system header, and a file directly in the folder.
+  // Audited code: not a system header, and a file directly in the folder or anywhere below the
+  // tree (the runtime the kernels include).
   bool audited(SourceLocation loc) {
     if (loc.isInvalid() || in_system_header(loc)) return false;
     const SourceManager& sm = ast_.getSourceManager();
@@ -85,7 +87,10 @@ class PassState {
     auto [it, fresh] = audited_files_.try_emplace(id.getHashValue(), false);
     if (fresh) {
       const std::string name = sm.getFilename(sm.getFileLoc(loc)).str();
-      it->second = !name.empty() && absolute_dir(fs::path(name).parent_path().string()) == audited_dir_;
+      const std::string parent = name.empty() ? "" : absolute_dir(fs::path(name).parent_path().string());
+      it->second = !name.empty() && (parent == audited_dir_ ||
+                                     (!audited_tree_.empty() && (parent == audited_tree_ ||
+                                                                 parent.rfind(audited_tree_ + "/", 0) == 0)));
     }
     return it->second;
   }
@@ -122,6 +127,7 @@ class PassState {
  private:
   ASTContext& ast_;
   std::string audited_dir_;
+  std::string audited_tree_;
   bool device_;
   PassFacts& facts_;
   PrintingPolicy policy_;
@@ -603,7 +609,9 @@ class TranslationUnitVisitor : public RecursiveASTVisitor<TranslationUnitVisitor
     LaunchScanner launches(state_);
     launches.TraverseStmt(function->getBody());
     launches.finish();
-    if (state_.device() && explicit_device(function)) {
+    // A template is examined in its instantiations, where types (the shared storage's among
+    // them) are known; its pattern would only show dependent casts.
+    if (state_.device() && explicit_device(function) && !function->isDependentContext()) {
       DeviceBodyChecker checker(state_, state_.shared_uses()[pattern_of(function)]);
       checker.TraverseStmt(function->getBody());
       checker.finish();
@@ -678,12 +686,12 @@ class TranslationUnitVisitor : public RecursiveASTVisitor<TranslationUnitVisitor
 
 class AuditConsumer : public ASTConsumer {
  public:
-  AuditConsumer(std::string audited_dir, bool device, PassFacts& facts)
-      : audited_dir_(std::move(audited_dir)), device_(device), facts_(facts) {}
+  AuditConsumer(AuditedCode code, bool device, PassFacts& facts)
+      : code_(std::move(code)), device_(device), facts_(facts) {}
 
   void HandleTranslationUnit(ASTContext& ast) override {
     if (ast.getDiagnostics().hasErrorOccurred()) return;  // compile errors only: the AST is not whole
-    PassState state(ast, audited_dir_, device_, facts_);
+    PassState state(ast, code_, device_, facts_);
     TranslationUnitVisitor visitor(state);
     visitor.TraverseDecl(ast.getTranslationUnitDecl());
     visitor.finish();
@@ -691,22 +699,22 @@ class AuditConsumer : public ASTConsumer {
   }
 
  private:
-  std::string audited_dir_;
+  AuditedCode code_;
   bool device_;
   PassFacts& facts_;
 };
 
 class AuditAction : public ASTFrontendAction {
  public:
-  AuditAction(std::string audited_dir, bool device, PassFacts& facts)
-      : audited_dir_(std::move(audited_dir)), device_(device), facts_(facts) {}
+  AuditAction(AuditedCode code, bool device, PassFacts& facts)
+      : code_(std::move(code)), device_(device), facts_(facts) {}
 
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance&, llvm::StringRef) override {
-    return std::make_unique<AuditConsumer>(audited_dir_, device_, facts_);
+    return std::make_unique<AuditConsumer>(code_, device_, facts_);
   }
 
  private:
-  std::string audited_dir_;
+  AuditedCode code_;
   bool device_;
   PassFacts& facts_;
 };
@@ -739,12 +747,12 @@ class ErrorCollector : public DiagnosticConsumer {
 
 }  // namespace
 
-PassFacts run_clang_pass(const std::vector<std::string>& command, const std::string& audited_dir, bool device) {
+PassFacts run_clang_pass(const std::vector<std::string>& command, const AuditedCode& code, bool device) {
   PassFacts facts;
   facts.device = device;
   llvm::IntrusiveRefCntPtr<FileManager> files(new FileManager(FileSystemOptions(), llvm::vfs::getRealFileSystem()));
   ErrorCollector errors(facts, normal_path(command.back()), device);
-  tooling::ToolInvocation invocation(command, std::make_unique<AuditAction>(audited_dir, device, facts), files.get());
+  tooling::ToolInvocation invocation(command, std::make_unique<AuditAction>(code, device, facts), files.get());
   invocation.setDiagnosticConsumer(&errors);
   invocation.run();
   if (!facts.compiled && std::none_of(facts.findings.begin(), facts.findings.end(), [](const Finding& finding) {

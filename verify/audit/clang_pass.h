@@ -69,9 +69,15 @@ struct PassFacts {
   std::vector<Finding> findings;  // compile errors, and the lint rules (device pass)
 };
 
+// Which code a pass examines: files directly in `folder` (the generated kernels) and files
+// anywhere below `tree` (the runtime they include; empty for none).
+struct AuditedCode {
+  std::string folder;
+  std::string tree;
+};
+
 // Runs `command` (a clang driver command line with --cuda-device-only or --cuda-host-only)
-// and examines code whose file lies directly in `audited_dir`.
-PassFacts run_clang_pass(const std::vector<std::string>& command, const std::string& audited_dir,
-                         bool device);
+// and examines the audited code.
+PassFacts run_clang_pass(const std::vector<std::string>& command, const AuditedCode& code, bool device);
 
 }  // namespace kgen::audit

@@ -85,7 +85,7 @@ void CudaTarget::explain(std::ostream& out, const Spec& spec) const {
       << tiles.q_blocks() << "]\n";
   out << "    live tiles: " << lists.live_tiles_per_batch << " of " << lists.total_tiles_per_batch
       << " per batch element (" << fraction_skipped(lists.live_tiles_per_batch, lists.total_tiles_per_batch)
-      << " skipped); partial tiles: " << partial_tile_mask_name(partial_tile_mask(spec.masks, lists)) << "\n";
+      << " skipped); " << describe_partial_tiles(partial_tile_mask(spec.masks, lists)) << "\n";
   explain_budget(out, "shared memory", gpu_smem_budget(spec, gpu), kGpuSmemLimit);
   explain_maps(out, spec, tiles);
 }

@@ -141,7 +141,7 @@ class Tpu final : public Target {
         << plan.block_mask.q_blocks << ", " << plan.width() << "] (of " << plan.tiles.kv_blocks() << " kv blocks)\n";
     out << "    live tiles: " << plan.live_tiles_per_batch << " of " << plan.total_tiles_per_batch
         << " per batch element (" << fraction_skipped(plan.live_tiles_per_batch, plan.total_tiles_per_batch)
-        << " skipped); partial tiles: " << partial_tile_mask_name(plan.partial_mask);
+        << " skipped); " << describe_partial_tiles(plan.partial_mask);
     if (plan.partial_mask == PartialTileMask::kBitmask)
       out << " (" << plan.partial_blocks.size() << " distinct mask blocks)";
     out << "\n";
