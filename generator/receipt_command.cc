@@ -89,7 +89,9 @@ int add(const Arguments& args, const std::string& default_root) {
 
   const ReceiptPaths paths = paths_of(args);
   const FileHashes current = hash_kernel_files(paths, spec.name, *rule);
-  if (current.size() != rule->file_suffixes.size())
+  const bool complete = std::all_of(rule->file_suffixes.begin(), rule->file_suffixes.end(),
+                                    [&](const std::string& suffix) { return current.count(spec.name + suffix) > 0; });
+  if (!complete)
     throw SpecError(paths.kernel_folder(spec.name) + ": found no complete " + target + " kernel, expected "
                     "its generated files (make gen SPEC=" + spec.source + ")");
   const std::string path = paths.receipt_file(spec.name, target);

@@ -163,8 +163,11 @@ struct Config {
   // Registers per thread after the role split (setmaxnreg): producer, consumer.
   static constexpr uint32_t kProducerRegisters = 24;
   static constexpr uint32_t kConsumerRegisters = 240;
+#if defined(__CUDA_ARCH__)
+  // The wgmma atoms of S = Q K^T and O += P V (device code only, as the kernel's body).
   using MmaQK = cute::SM90_64x128x16_F32BF16BF16_SS<cute::GMMA::Major::K, cute::GMMA::Major::K>;
   using MmaPV = cute::SM90_64x128x16_F32BF16BF16_RS<cute::GMMA::Major::K, cute::GMMA::Major::MN>;
+#endif
 
   // Scores (docs/sm90a-kernel.md, "Softmax in exp2"): x is q.k, unscaled, and
   // exp(s - s_max) = exp2(kExp2Scale * (x - x_max)).

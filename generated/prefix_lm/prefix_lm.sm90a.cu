@@ -20,8 +20,11 @@
 //
 // Build: nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 --expt-relaxed-constexpr
 //        -O3 -DNDEBUG -I<cutlass>/include -I<kgen>/runtime
-// block_kv 80 needs one of CuTe's extended wgmma N sizes.
+// block_kv 80 needs one of CuTe's extended wgmma N sizes. Device pass only: the host
+// pass names no wgmma atom, and these declarations more than double its front-end time.
+#if defined(__CUDA_ARCH__)
 #define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED 1
+#endif
 
 #include "prefix_lm.sm90a.h"
 
@@ -85,8 +88,11 @@ struct Config {
   // Registers per thread after the role split (setmaxnreg): producer, consumer.
   static constexpr uint32_t kProducerRegisters = 24;
   static constexpr uint32_t kConsumerRegisters = 240;
+#if defined(__CUDA_ARCH__)
+  // The wgmma atoms of S = Q K^T and O += P V (device code only, as the kernel's body).
   using MmaQK = cute::SM90_64x80x16_F32BF16BF16_SS<cute::GMMA::Major::K, cute::GMMA::Major::K>;
   using MmaPV = cute::SM90_64x256x16_F32BF16BF16_RS<cute::GMMA::Major::K, cute::GMMA::Major::MN>;
+#endif
 
   // Scores (docs/sm90a-kernel.md, "Softmax in exp2"): x is q.k, unscaled, and
   // exp(s - s_max) = exp2(kExp2Scale * (x - x_max)).
