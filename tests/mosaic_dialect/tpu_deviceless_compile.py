@@ -42,6 +42,10 @@ import time
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 # Off a Cloud TPU VM there is no metadata server to ask for the accelerator type.
 os.environ.setdefault("TPU_SKIP_MDS_QUERY", "1")
+# Compile-only topologies open no TPU, so the lock libtpu takes against a second process
+# using the same chips protects nothing here; without this, two compiles at once (make verify
+# beside a benchmark) fail with "Internal error when accessing libtpu multi-process lockfile".
+os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TARGETS = ("v4", "v5e", "v5p", "v6e", "tpu7x")
