@@ -117,6 +117,14 @@ class Listing:
           self.capacity = dict(zip(names, vals))
     self.smem_tables = self._smem_tables()
 
+  def grid_ndim(self) -> int:
+    """Rank of the kernel's grid, from the window notes' iteration_bounds."""
+    for b in self.bundles:
+      m = re.search(r"iteration_bounds: \(([0-9, ]*)\)", b["text"])
+      if m:
+        return len(m.group(1).split(","))
+    raise RuntimeError(f"no iteration_bounds in {self.path}")
+
   def target_addr(self, region: int) -> int:
     return self.region_start[region]
 
@@ -622,7 +630,7 @@ def main(argv=None) -> int:
                                       f"{spec['name']}.tpu.operands.json"), encoding="utf-8"))
     prefetch = [o["name"] for o in ops["scalar_prefetch"]]
     bm = np.asarray(plan["block_mask"])
-    km = model(kl, bm, True, s.get("batch", 1), s["q_heads"], len(ops["grid"]),
+    km = model(kl, bm, True, s.get("batch", 1), s["q_heads"], kl.grid_ndim(),
                prefetch.index("block_mask"), bm.shape[-1])
     live = plan["live_blocks"] if "live_blocks" in plan else int((bm != 0).sum())
     ktiles = (km["tiles"]["full"] + km["tiles"]["partial"]) * tile_flops
@@ -640,9 +648,10 @@ def main(argv=None) -> int:
       info = skernel.fwd_mask_info
       sbm = np.asarray(info.block_mask) if info.block_mask is not None else \
           np.full((1, s["q_len"] // tpu["block_q"], s["kv_len"] // tpu["block_kv"]), 2)
-      # Splash's pallas grid is (heads, q blocks, width); vmap over batch adds a dim in front.
-      sgrid = 3 + (1 if False else 0)
-      sm_ = model(sl, sbm, True, s.get("batch", 1), s["q_heads"], sgrid, 1, sbm.shape[-1])
+      # Splash's pallas grid is (heads, q blocks, width) (vmap over a batch > 1 adds a
+      # dimension in front); its scalar prefetch is (data_next, block_mask, mask_next).
+      sm_ = model(sl, sbm, True, s.get("batch", 1), s["q_heads"], sl.grid_ndim(), 1,
+                  sbm.shape[-1])
       stiles = (sm_["tiles"]["full"] + sm_["tiles"]["partial"]) * tile_flops
       r = summarize("splash", sl, sm_, gen, spec, flops_useful, stiles)
       r["spec"] = spec["name"]
