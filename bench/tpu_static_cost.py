@@ -137,7 +137,7 @@ class Listing:
         operands[name] = (int(m.group(3)), int(m.group(2)))
     tables = {}
     for name, (_, d) in self.defs.items():
-      m = re.match(r"dma\.hbm_to_smem /\*hbm=\*/(%\S+?),.*/\*smem=\*/(%\S+?),", d)
+      m = re.match(r"dma\.\w+_to_smem /\*\w+=\*/(%\S+?),.*/\*smem=\*/(%\S+?),", d)
       if not m:
         continue
       src = m.group(1)
@@ -365,9 +365,7 @@ def compile_kgen(spec_path: str, generated: str, device, dump_dir: str):
   kernel, args = tdc.kernel_callable(module, operands, None)
   before = set(glob.glob(os.path.join(dump_dir, "*")))
   compile_on(device, lambda *a: kernel(*a), args)
-  names = [o["name"] if isinstance(o, dict) else o.name for o in operands.scalar_prefetch] \
-      if hasattr(operands, "scalar_prefetch") else []
-  return find_kernel_listing(dump_dir, before), module, names
+  return find_kernel_listing(dump_dir, before), module
 
 
 # ---------------------------------------------------------------------------------------
@@ -624,7 +622,7 @@ def main(argv=None) -> int:
     # kgen
     plan = json.loads(subprocess.run([args.kgen, "plan", spec_path, "--target", "tpu"],
                                      check=True, capture_output=True, text=True).stdout)
-    (kpath, kutil), module, _ = compile_kgen(spec_path, args.generated, device, f"{dump}/jf")
+    (kpath, kutil), _ = compile_kgen(spec_path, args.generated, device, f"{dump}/jf")
     kl = Listing(kpath, kutil)
     ops = json.load(open(os.path.join(args.generated, spec["name"],
                                       f"{spec['name']}.tpu.operands.json"), encoding="utf-8"))
@@ -632,7 +630,6 @@ def main(argv=None) -> int:
     bm = np.asarray(plan["block_mask"])
     km = model(kl, bm, True, s.get("batch", 1), s["q_heads"], kl.grid_ndim(),
                prefetch.index("block_mask"), bm.shape[-1])
-    live = plan["live_blocks"] if "live_blocks" in plan else int((bm != 0).sum())
     ktiles = (km["tiles"]["full"] + km["tiles"]["partial"]) * tile_flops
     r = summarize("kgen", kl, km, gen, spec, flops_useful, ktiles)
     r["spec"] = spec["name"]
@@ -659,6 +656,11 @@ def main(argv=None) -> int:
       print(json.dumps({k: r[k] for k in ("kernel", "bundles_per_step", "modeled_time_s",
                                            "mfu_useful", "unresolved_branches")}), flush=True)
 
+  for r in rows:
+    if len(r["unresolved_branches"]) > 1:
+      print(f"warning: {r['spec']}/{r['kernel']}: branches decided by default (not taken): "
+            f"{r['unresolved_branches']}; only the pipeline guard is expected here",
+            file=sys.stderr)
   print()
   print(f"jax {jax.__version__}, libtpu {libtpu.__version__}; static estimates from "
         "libtpu's bundle listings, nothing ran on a TPU")
