@@ -1,0 +1,677 @@
+#!/usr/bin/env python3
+"""Static cost of a generated tpu kernel and of JAX's Splash kernel, from libtpu's bundles.
+
+    .venv-libtpu/bin/python bench/tpu_static_cost.py SPEC.json [--generated DIR]
+        [--kgen build/generator/kgen] [--no-splash] [--json FILE] [--keep-dumps DIR]
+
+Compiles the kgen kernel generated/<name>/<name>.tpu.mlir deviceless (a compile-only
+TPU device of the spec's generation, as tests/mosaic_dialect/tpu_deviceless_compile.py
+does) with libtpu's dumps on, then lowers JAX's own Splash kernel
+(jax.experimental.pallas.ops.tpu.splash_attention) for the same shape, mask, softcap,
+segment ids, sinks, GQA, tiles and lse output and compiles it the same way. For each
+kernel it parses the final VLIW bundle listing (`*-final_bundles.txt`) and the per-bundle
+unit use (`*-final_hlo-static-per-bundle-utilization.txt`), walks the grid-step loop
+once per step kind with the branches decided from the step's indices and block-mask
+value, and reports bundles per step kind, spill traffic, unit use on the full-tile path,
+and a modeled kernel time and MFU. Nothing runs on a TPU: these are static estimates
+from libtpu's compiler. How the listing is read: docs/tpu-static-cost.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+# Public Cloud TPU figures (docs.cloud.google.com/tpu/docs/v5e, /v6e): peak bf16 FLOP/s
+# per chip (one TensorCore per chip) and the MXU's width. The MXU count per core is read
+# from the listing (the MXU capacity of libtpu's static gap analysis), and the clock is
+# derived: peak = MXUs x width^2 x 2 FLOP/cycle x clock.
+GENERATIONS = {
+    "v5e": {"peak_flops": 197e12, "mxu_width": 128, "topology": "v5e:1x1x1"},
+    "v6e": {"peak_flops": 918e12, "mxu_width": 256, "topology": "v6e:1x1x1"},
+}
+DELAY_SLOTS = 4  # bundles after an sbr.rel that always execute (see the doc)
+UNITS = ("MXU", "XLU", "VALU", "VPOP", "EUP", "VLOAD", "VLOAD:FILL", "VSTORE",
+         "VSTORE:SPILL", "SALU")
+
+
+# ---------------------------------------------------------------------------------------
+# The listing
+
+
+class Listing:
+  """A final_bundles.txt listing: bundles, branches, regions, definitions."""
+
+  ADDR = re.compile(r"^\s*(0x[0-9a-f]+|0)\s+(LB|LH|LE|PB|PF|CT)?:?\s*(>*)\s*\{")
+
+  def __init__(self, path: str, util_path: str | None):
+    self.path = path
+    text = open(path, encoding="utf-8").read().split("\n")
+    bundles = []
+    cur = None
+    for line in text:
+      m = self.ADDR.match(line)
+      if m:
+        cur = {"addr": int(m.group(1), 16) if m.group(1) != "0" else 0,
+               "marker": m.group(2) or "", "depth": len(m.group(3)), "text": line}
+        bundles.append(cur)
+      elif cur is not None:
+        cur["text"] += "\n" + line
+    for i, b in enumerate(bundles):
+      assert b["addr"] == i, (path, i, b["addr"])
+    self.bundles = bundles
+    self.region_start = {}
+    self.defs = {}        # ssa name -> (addr, instruction text)
+    self.spill_st = {}    # spill slot -> [(addr, source ssa)]
+    self.branches = {}    # addr -> (target region, predicate ssa or None, negated)
+    for b in bundles:
+      body, _, tail = b["text"].partition("}")
+      # Bundle bodies hold /* */ comments with braces only in operand notes; split on ;;.
+      body = b["text"][b["text"].index("{") + 1:b["text"].rindex("}")]
+      tail = b["text"][b["text"].rindex("}") + 1:]
+      for m in re.finditer(r"(?:Start|Start/End empty) region (\d+)", tail):
+        self.region_start.setdefault(int(m.group(1)), b["addr"])
+      insts = [s.strip() for s in body.split(";;") if s.strip()]
+      b["insts"] = insts
+      b["spill_ld"] = sum(1 for s in insts if re.search(r"= [vs]ld \[[a-z]+:\[#allocation\d+_spill", s))
+      b["spill_st"] = sum(1 for s in insts if re.search(r"= [vs]st \[[a-z]+:\[#allocation\d+_spill", s))
+      for s in insts:
+        m = re.match(r"(%[a-z]?\d+(?:_[a-z]+\d+)?) = (.*)", s, re.S)
+        if m:
+          self.defs[m.group(1)] = (b["addr"], m.group(2))
+          st = re.match(r"sst \[smem:\[#allocation(\d+)_spill\]\] (%\S+)", m.group(2))
+          if st:
+            self.spill_st.setdefault(st.group(1), []).append((b["addr"], st.group(2)))
+          br = re.match(r"sbr\.rel (?:\((!?)(%p\S+?)\) )?target = \$region(\d+)", m.group(2))
+          if br:
+            self.branches[b["addr"]] = (int(br.group(3)), br.group(2), br.group(1) == "!")
+    self.util = None
+    if util_path and os.path.exists(util_path):
+      rows = []
+      started = False
+      for line in open(util_path, encoding="utf-8"):
+        if line.startswith("== UTILIZATION"):
+          started = True
+          continue
+        if started and line.strip():
+          rows.append([int(x) for x in line.split()])
+      if len(rows) == len(bundles):
+        self.util = rows
+    self.capacity = {}
+    if util_path and os.path.exists(util_path):
+      lines = open(util_path, encoding="utf-8").read().split("\n")
+      for i, line in enumerate(lines):
+        if line.startswith("== CAPAC"):
+          names = [n.strip() for n in lines[i + 1].split(",")]
+          vals = [int(x) for x in lines[i + 2].split()]
+          self.capacity = dict(zip(names, vals))
+    self.smem_tables = self._smem_tables()
+
+  def grid_ndim(self) -> int:
+    """Rank of the kernel's grid, from the window notes' iteration_bounds."""
+    for b in self.bundles:
+      m = re.search(r"iteration_bounds: \(([0-9, ]*)\)", b["text"])
+      if m:
+        return len(m.group(1).split(","))
+    raise RuntimeError(f"no iteration_bounds in {self.path}")
+
+  def target_addr(self, region: int) -> int:
+    return self.region_start[region]
+
+  def _smem_tables(self) -> dict:
+    """SMEM allocation -> (custom-call operand index, element bits) of the DMA'd tables."""
+    operands = {}
+    for name, (_, d) in self.defs.items():
+      m = re.match(r"inlined_call_operand\.\w+ \[shape: ([a-z]+)(\d+)\[[^\]]*\], index: (\d+)", d)
+      if m:
+        operands[name] = (int(m.group(3)), int(m.group(2)))
+    tables = {}
+    for name, (_, d) in self.defs.items():
+      m = re.match(r"dma\.\w+_to_smem /\*\w+=\*/(%\S+?),.*/\*smem=\*/(%\S+?),", d)
+      if not m:
+        continue
+      src = m.group(1)
+      for _ in range(8):
+        if src in operands:
+          break
+        dd = self.defs.get(src, (0, ""))[1]
+        r = re.search(r"(%s\d+_s\d+)", dd)
+        if not r:
+          break
+        src = r.group(1)
+      alloc = re.match(r"smov \[#allocation(\d+)\]", self.defs.get(m.group(2), (0, ""))[1])
+      if src in operands and alloc:
+        tables[alloc.group(1)] = operands[src]
+    return tables
+
+
+# ---------------------------------------------------------------------------------------
+# Deciding branches: a tiny evaluator over the scalar definitions
+
+
+class Evaluator:
+  """Values of scalar registers and predicates at one grid step.
+
+  env: {"grid": {dim: index}, "tile": block-mask value, "mask_operand": operand index of
+  the block-mask table}. Unknown values are None."""
+
+  def __init__(self, listing: Listing, env: dict):
+    self.l = listing
+    self.env = env
+    self.unresolved = set()
+
+  def _operand(self, tok: str, at: int):
+    tok = tok.strip()
+    if re.fullmatch(r"-?\d+", tok):
+      return int(tok) & 0xFFFFFFFF
+    if tok.startswith("%"):
+      return self.value(tok, at)
+    return None
+
+  def value(self, name: str, at: int, depth: int = 0):
+    if depth > 40 or name not in self.l.defs:
+      return None
+    addr, d = self.l.defs[name]
+    m = re.match(r"sld \[smem:\[#allocation(\d+)_spill\]\]", d)
+    if m:
+      stores = self.l.spill_st.get(m.group(1), [])
+      before = [s for s in stores if s[0] < addr] or stores
+      return self.value(before[-1][1], addr, depth + 1) if before else None
+    m = re.match(r"sld \[smem:\[#allocation(\d+)[\] +]", d)
+    if m:
+      table = self.l.smem_tables.get(m.group(1))
+      if table and table[0] == self.env["mask_operand"]:
+        t = self.env["tile"]
+        # A word of a packed int8/int16 table holds the value in every lane: any byte
+        # extraction the kernel does yields the tile value.
+        return {32: t, 16: t * 0x00010001, 8: t * 0x01010101}.get(table[1], t)
+      return None
+    m = re.search(r"iteration index, stage = \d+ iter bound = (\d+)", d)
+    if m and d.startswith("sphi"):
+      return self.env["grid"].get(int(m.group(1)), 0)
+    m = re.fullmatch(r"smov (\S+)(\s*/\*.*)?", d, re.S)
+    if m and not m.group(1).startswith("("):
+      return self._operand(m.group(1), addr)
+    m = re.match(r"s(add|sub|and|or|xor|shll|shrl|shra|mul)\.[us]32 ([^,]+), ([^\s/]+)", d)
+    if m:
+      a, b = self._operand(m.group(2), addr), self._operand(m.group(3), addr)
+      if a is None or b is None:
+        return None
+      sa = a - (1 << 32) if a >= 1 << 31 else a
+      op = m.group(1)
+      r = {"add": a + b, "sub": a - b, "and": a & b, "or": a | b, "xor": a ^ b,
+           "mul": a * b, "shll": a << (b & 31), "shrl": a >> (b & 31),
+           "shra": sa >> (b & 31)}[op]
+      return r & 0xFFFFFFFF
+    return None
+
+  def pred(self, name: str, depth: int = 0):
+    if depth > 40 or name not in self.l.defs:
+      return None
+    addr, d = self.l.defs[name]
+    m = re.match(r"scmp\.(eq|ne|lt|le|gt|ge)\.([su])32\.totalorder (?:\(!?%p[^)]+\),? )?([^,]+), ([^\s/]+)", d)
+    if m:
+      a, b = self._operand(m.group(3), addr), self._operand(m.group(4), addr)
+      if a is None or b is None:
+        return None
+      if m.group(2) == "s":
+        a = a - (1 << 32) if a >= 1 << 31 else a
+        b = b - (1 << 32) if b >= 1 << 31 else b
+      return {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b,
+              "ge": a >= b}[m.group(1)]
+    m = re.match(r"pneg (%p\S+)", d)
+    if m:
+      v = self.pred(m.group(1), depth + 1)
+      return None if v is None else not v
+    m = re.match(r"p(and|or|nand|nor) (!?)(%p\S+?), (!?)(%p\S+)", d)
+    if m:
+      a, b = self.pred(m.group(3), depth + 1), self.pred(m.group(5), depth + 1)
+      if a is None or b is None:
+        return None
+      a, b = a != (m.group(2) == "!"), b != (m.group(4) == "!")
+      return {"and": a and b, "or": a or b, "nand": not (a and b),
+              "nor": not (a or b)}[m.group(1)]
+    return None
+
+
+def loop_trip(listing: Listing, addr: int):
+  """Trip count of the loop closed by the backward branch at addr: the N of its
+  `scmp.ge counter, N /* loop exit test */` (counters start at 0)."""
+  _, pred, _ = listing.branches[addr]
+  d = listing.defs.get(pred, (0, ""))[1]
+  m = re.match(r"scmp\.ge\.s32\.totalorder %\S+, (\d+) /\* loop exit test", d)
+  return int(m.group(1)) if m else None
+
+
+def grid_loop(listing: Listing):
+  """(start, back-branch addr, trip) of the outermost loop: the grid-step loop."""
+  back = [(listing.target_addr(t), a) for a, (t, _, _) in listing.branches.items()
+          if listing.target_addr(t) <= a]
+  start, addr = min(back, key=lambda x: (x[0], -x[1]))
+  return start, addr, loop_trip(listing, addr)
+
+
+def walk(listing: Listing, env: dict, unknown_taken: bool = False):
+  """Bundles (and unit use, spills) executed by one trip of the grid-step loop."""
+  start, stop, _ = grid_loop(listing)
+  ev = Evaluator(listing, env)
+  cost = {"bundles": 0, "spill_ld": 0, "spill_st": 0, "units": [0] * len(UNITS),
+          "branches": []}
+  counters = {}
+
+  def account(i):
+    b = listing.bundles[i]
+    cost["bundles"] += 1
+    cost["spill_ld"] += b["spill_ld"]
+    cost["spill_st"] += b["spill_st"]
+    if listing.util:
+      for k, v in enumerate(listing.util[i]):
+        cost["units"][k] += v
+
+  pc = start
+  for _ in range(10_000_000):
+    account(pc)
+    if pc not in listing.branches:
+      pc += 1
+      continue
+    for k in range(1, DELAY_SLOTS + 1):
+      account(pc + k)
+    if pc == stop:
+      break
+    region, pred, neg = listing.branches[pc]
+    target = listing.target_addr(region)
+    if target <= pc:  # an inner loop's back branch
+      trip = loop_trip(listing, pc) or 1
+      n = counters.get(pc, 0) + 1
+      if n < trip:
+        counters[pc] = n
+        pc = target
+      else:
+        counters[pc] = 0
+        pc += DELAY_SLOTS + 1
+      continue
+    taken = ev.pred(pred) if pred else True
+    if taken is None:
+      taken = unknown_taken
+      cost["branches"].append((pc, "unresolved"))
+    elif neg:
+      taken = not taken
+    pc = target if taken else pc + DELAY_SLOTS + 1
+  return cost
+
+
+def outside_loop(listing: Listing) -> int:
+  start, stop, _ = grid_loop(listing)
+  return start + (len(listing.bundles) - (stop + DELAY_SLOTS + 1))
+
+
+# ---------------------------------------------------------------------------------------
+# Compiling with the dumps
+
+
+def find_kernel_listing(dump_dir: str, before: set) -> tuple[str, str | None]:
+  """The final bundle listing of the Mosaic custom call among the new dump files."""
+  found = []
+  for path in sorted(glob.glob(os.path.join(dump_dir, "*-final_bundles.txt"))):
+    if path in before:
+      continue
+    base = os.path.basename(path)
+    if "-TLP-" in base or "<late-" in base:
+      continue
+    with open(path, encoding="utf-8") as f:
+      head = f.read(20000)
+    if "entry bundle" in head and "custom-call(" in head:
+      util = glob.glob(path.replace("-final_bundles.txt", "").rsplit("-", 1)[0] +
+                       "-*-final_hlo-static-per-bundle-utilization.txt")
+      found.append((os.path.getsize(path), path, util[0] if util else None))
+  if not found:
+    raise RuntimeError(f"no custom-call bundle listing in {dump_dir}")
+  _, path, util = max(found)
+  return path, util
+
+
+def compile_only_device(topology: str):
+  from jax.experimental import topologies  # pylint: disable=import-outside-toplevel
+  return topologies.get_topology_desc(
+      platform="tpu", topology_name=topology, chips_per_host_bounds=(1, 1, 1),
+      num_slices=1, wrap=(False, False, False)).devices[0]
+
+
+def compile_on(device, fn, args):
+  import jax  # pylint: disable=import-outside-toplevel
+  import numpy as np  # pylint: disable=import-outside-toplevel
+  from jax.sharding import Mesh, NamedSharding, PartitionSpec  # pylint: disable=import-outside-toplevel
+  placed = NamedSharding(Mesh(np.array([device]), ("x",)), PartitionSpec())
+  return jax.jit(fn, in_shardings=(placed,) * len(args)).lower(*args).compile()
+
+
+def compile_kgen(spec_path: str, generated: str, device, dump_dir: str):
+  sys.path.insert(0, os.path.join(ROOT, "tests", "mosaic_dialect"))
+  import check_real_mosaic as crm  # pylint: disable=import-outside-toplevel
+  import tpu_deviceless_compile as tdc  # pylint: disable=import-outside-toplevel
+  name = json.load(open(spec_path, encoding="utf-8"))["name"]
+  module = os.path.join(generated, name, f"{name}.tpu.mlir")
+  operands = crm.load_operands(os.path.join(generated, name, f"{name}.tpu.operands.json"))
+  kernel, args = tdc.kernel_callable(module, operands, None)
+  before = set(glob.glob(os.path.join(dump_dir, "*")))
+  compile_on(device, lambda *a: kernel(*a), args)
+  return find_kernel_listing(dump_dir, before), module
+
+
+# ---------------------------------------------------------------------------------------
+# Splash for a spec
+
+
+def splash_mask(mask: dict, shape, spec_dir: str, q_heads: int):
+  from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_mask as sm  # pylint: disable=import-outside-toplevel
+  import numpy as np  # pylint: disable=import-outside-toplevel
+  t = mask.get("type", "full")
+  if t == "full":
+    return sm.FullMask(shape)
+  if t == "causal":
+    return sm.CausalMask(shape, offset=int(mask.get("offset", 0)))
+  if t == "local":
+    return sm.LocalMask(shape, window_size=(mask["left"], mask["right"]),
+                        offset=int(mask.get("offset", 0)))
+  if t == "chunked_causal":
+    return sm.ChunkedCausalMask(shape, chunk_size=int(mask["chunk"]))
+  if t == "prefix_lm":
+    prefix = np.zeros(shape, dtype=np.bool_)
+    prefix[:, :min(int(mask["prefix"]), shape[1])] = True
+    return sm.LogicalOr(sm.CausalMask(shape), sm.NumpyMask(prefix))
+  if t == "explicit":
+    if "npy" in mask:
+      arr = np.load(os.path.join(spec_dir, mask["npy"])).astype(np.bool_)
+    else:
+      arr = np.array([[c == "1" for c in r] for r in mask["rows"]], dtype=np.bool_)
+    return sm.NumpyMask(arr)
+  if t in ("and", "or"):
+    parts = [splash_mask(m, shape, spec_dir, q_heads) for m in mask["masks"]]
+    out = parts[0]
+    for p in parts[1:]:
+      out = sm.LogicalAnd(out, p) if t == "and" else sm.LogicalOr(out, p)
+    return out
+  if t == "per_head":
+    return sm.MultiHeadMask([splash_mask(m, shape, spec_dir, q_heads) for m in mask["masks"]])
+  raise ValueError(f"no Splash mask for mask type {t!r}")
+
+
+def build_splash(spec: dict, spec_dir: str):
+  """(kernel function, argument structs, SplashAttentionKernel) for the spec."""
+  import jax  # pylint: disable=import-outside-toplevel
+  import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
+  from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_kernel as sk  # pylint: disable=import-outside-toplevel
+  from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_mask as sm  # pylint: disable=import-outside-toplevel
+  s = spec["shape"]
+  h, hkv, lq, lk = s["q_heads"], s["kv_heads"], s["q_len"], s["kv_len"]
+  d = s["head_dim"]
+  dv = s.get("head_dim_v", d)
+  tpu = spec["targets"]["tpu"]
+  mask = splash_mask(spec.get("mask", {"type": "full"}), (lq, lk), spec_dir, h)
+  if not isinstance(mask, sm.MultiHeadMask):
+    mask = sm.MultiHeadMask([mask] * h)
+  blocks = sk.BlockSizes(block_q=tpu["block_q"], block_kv=tpu["block_kv"],
+                         block_kv_compute=tpu.get("block_kv_compute", tpu["block_kv"]))
+  lse = bool((spec.get("outputs") or {}).get("lse"))
+  kernel = sk.make_splash_mha_single_device(
+      mask, block_sizes=blocks, save_residuals=lse,
+      attn_logits_soft_cap=spec.get("softcap"))
+  dt = jnp.dtype(spec.get("dtype", "bfloat16"))
+  b = s.get("batch", 1)
+  args = [jax.ShapeDtypeStruct((b, h, lq, d), dt), jax.ShapeDtypeStruct((b, hkv, lk, d), dt),
+          jax.ShapeDtypeStruct((b, hkv, lk, dv), dt)]
+  seg = bool(spec.get("segment_ids"))
+  sinks = bool(spec.get("sinks"))
+  if seg:
+    args += [jax.ShapeDtypeStruct((b, lq), jnp.int32), jax.ShapeDtypeStruct((b, lk), jnp.int32)]
+  if sinks:
+    args += [jax.ShapeDtypeStruct((h,), jnp.float32)]
+
+  def one(q, k, v, *rest):
+    rest = list(rest)
+    segment_ids = sk.SegmentIds(q=rest.pop(0), kv=rest.pop(0)) if seg else None
+    snk = rest.pop(0) if sinks else None
+    return kernel(q, k, v, segment_ids=segment_ids, sinks=snk)
+
+  def fn(q, k, v, *rest):
+    axes = (0, 0, 0) + ((0, 0) if seg else ()) + ((None,) if sinks else ())
+    return jax.vmap(one, in_axes=axes)(q, k, v, *rest)
+
+  return fn, args, kernel, mask
+
+
+# ---------------------------------------------------------------------------------------
+# The model
+
+
+def step_costs(listing: Listing, grid_ndim: int, mask_operand: int, width: int):
+  """Cost of a grid step by (q block, kv step, tile), memoized."""
+  memo = {}
+
+  def cost(i, j, tile):
+    key = (i, j, tile)
+    if key not in memo:
+      env = {"grid": {grid_ndim - 1: j, grid_ndim - 2: i}, "tile": tile,
+             "mask_operand": mask_operand}
+      memo[key] = walk(listing, env)
+    return memo[key]
+
+  mid = 1 if width >= 3 else 0
+  kinds = {"full": cost(1, mid, 2), "partial": cost(1, mid, 1), "empty": cost(1, mid, 0)}
+  first = cost(1, 0, 2)
+  last = cost(1, width - 1, 2)
+  kinds["first"] = first
+  kinds["last"] = last
+  return cost, kinds
+
+
+def model(listing: Listing, block_mask, rows_are_heads: bool, batch: int, heads: int,
+          grid_ndim: int, mask_operand: int, width: int):
+  """Modeled bundles of the whole kernel: outside the grid loop once, then one loop trip
+  per grid step (its path from the block mask), plus the pipeline's extra trips."""
+  import numpy as np  # pylint: disable=import-outside-toplevel
+  cost, kinds = step_costs(listing, grid_ndim, mask_operand, width)
+  bm = np.asarray(block_mask)
+  total = 0
+  steps = 0
+  counts = {0: 0, 1: 0, 2: 0}
+  for h in range(heads):
+    row = bm[h if rows_are_heads and bm.shape[0] > 1 else 0]
+    for i in range(row.shape[0]):
+      for j in range(row.shape[1]):
+        t = int(row[i, j])
+        total += cost(i, j, t)["bundles"]
+        counts[t] += 1
+        steps += 1
+  total *= batch
+  steps *= batch
+  counts = {k: v * batch for k, v in counts.items()}
+  _, _, trip = grid_loop(listing)
+  extra = (trip - steps) if trip else 0
+  bubble = walk(listing, {"grid": {}, "tile": 0, "mask_operand": mask_operand},
+                unknown_taken=True)["bundles"]
+  total += max(extra, 0) * bubble + outside_loop(listing)
+  return {"kinds": kinds, "total_bundles": total, "steps": steps, "trip": trip,
+          "tiles": {"empty": counts[0], "partial": counts[1], "full": counts[2]},
+          "extra_trips": extra, "bubble_bundles": bubble}
+
+
+def useful_flops(spec: dict, mask_obj) -> float:
+  """2 (d + dv) per allowed (query, key) pair per head and batch row."""
+  import numpy as np  # pylint: disable=import-outside-toplevel
+  s = spec["shape"]
+  d = s["head_dim"]
+  dv = s.get("head_dim_v", d)
+  lq, lk = s["q_len"], s["kv_len"]
+  allowed = 0
+  seen = {}
+  for m in mask_obj.masks:
+    key = id(m)
+    if key not in seen:
+      n = 0
+      step = 1024
+      for q0 in range(0, lq, step):
+        n += int(np.count_nonzero(m[q0:min(q0 + step, lq), 0:lk]))
+      seen[key] = n
+    allowed += seen[key]
+  return 2.0 * (d + dv) * allowed * s.get("batch", 1)
+
+
+def summarize(name, listing, m, gen, spec, flops_useful, flops_tiles):
+  g = GENERATIONS[gen]
+  mxus = listing.capacity.get("MXU")
+  clock = g["peak_flops"] / (mxus * g["mxu_width"] ** 2 * 2)
+  tpu = spec["targets"]["tpu"]
+  s = spec["shape"]
+  d = s["head_dim"]
+  dv = s.get("head_dim_v", d)
+  tile_flops = 2.0 * tpu["block_q"] * tpu["block_kv"] * (d + dv)
+  floor = tile_flops / (g["peak_flops"] / clock)
+  time_s = m["total_bundles"] / clock
+  full = m["kinds"]["full"]
+  units = dict(zip(UNITS, full["units"])) if listing.util else {}
+  out = {
+      "kernel": name, "listing": os.path.basename(listing.path),
+      "generation": gen, "mxus_per_core": mxus, "clock_hz": clock,
+      "peak_flops": g["peak_flops"],
+      "bundles_total_listing": len(listing.bundles),
+      "grid_loop_trip": m["trip"], "grid_steps": m["steps"], "tiles": m["tiles"],
+      "bundles_per_step": {k: v["bundles"] for k, v in m["kinds"].items()},
+      "spills_per_step": {k: {"loads": v["spill_ld"], "stores": v["spill_st"]}
+                          for k, v in m["kinds"].items()},
+      "unresolved_branches": sorted({b for v in m["kinds"].values() for b in v["branches"]}),
+      "full_step_unit_use": units,
+      "full_step_unit_busy": {u: (units[u] / (listing.capacity.get(u, 1) * full["bundles"]))
+                              for u in units} if units else {},
+      "spill_slots_in_listing": len({s for b in listing.bundles
+                                     for s in re.findall(r"#allocation(\d+)_spill", b["text"])}),
+      "mxu_floor_cycles_per_tile": floor,
+      "modeled_bundles": m["total_bundles"], "modeled_time_s": time_s,
+      "flops_useful": flops_useful, "flops_live_tiles": flops_tiles,
+      "mfu_useful": flops_useful / (time_s * g["peak_flops"]),
+      "mfu_live_tiles": flops_tiles / (time_s * g["peak_flops"]),
+  }
+  return out
+
+
+def markdown(rows):
+  head = ("| spec | kernel | full | partial | empty | first (+) | last (+) | spill ld/st per "
+          "full step | MXU floor / tile | modeled time | MFU (useful) | MFU (live tiles) |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|")
+  lines = [head]
+  for r in rows:
+    b = r["bundles_per_step"]
+    sp = r["spills_per_step"]["full"]
+    lines.append(
+        f"| {r['spec']} | {r['kernel']} | {b['full']:,} | {b['partial']:,} | {b['empty']:,} | "
+        f"{b['first'] - b['full']:+,} | {b['last'] - b['full']:+,} | "
+        f"{sp['loads']}/{sp['stores']} | {r['mxu_floor_cycles_per_tile']:,.0f} | "
+        f"{r['modeled_time_s'] * 1e3:.3f} ms | {100 * r['mfu_useful']:.1f}% | "
+        f"{100 * r['mfu_live_tiles']:.1f}% |")
+  return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+  ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  ap.add_argument("spec", nargs="+")
+  ap.add_argument("--generated", default=os.path.join(ROOT, "generated"))
+  ap.add_argument("--kgen", default=os.environ.get("KGEN", os.path.join(ROOT, "build", "generator", "kgen")))
+  ap.add_argument("--no-splash", action="store_true")
+  ap.add_argument("--json", help="write the results as JSON here")
+  ap.add_argument("--keep-dumps", help="dump directory to keep (default: a temp dir)")
+  args = ap.parse_args(argv)
+
+  dump = args.keep_dumps or tempfile.mkdtemp(prefix="tpu_static_cost_")
+  os.makedirs(dump, exist_ok=True)
+  os.environ["LIBTPU_INIT_ARGS"] = (
+      os.environ.get("LIBTPU_INIT_ARGS", "") +
+      f" --xla_jf_dump_to={dump}/jf --xla_jf_dump_llo_text=true"
+      f" --xla_mosaic_dump_to={dump}/mosaic --xla_jf_dump_llo_static_gaps=true")
+  os.environ.setdefault("JAX_PLATFORMS", "cpu")
+  os.environ.setdefault("TPU_SKIP_MDS_QUERY", "1")
+  import numpy as np  # pylint: disable=import-outside-toplevel
+  import jax  # pylint: disable=import-outside-toplevel
+  import libtpu  # pylint: disable=import-outside-toplevel
+
+  rows = []
+  for spec_path in args.spec:
+    spec = json.load(open(spec_path, encoding="utf-8"))
+    spec_dir = os.path.dirname(os.path.abspath(spec_path))
+    tpu = spec["targets"]["tpu"]
+    gen = tpu.get("generation", "v5e")
+    device = compile_only_device(GENERATIONS[gen]["topology"])
+    s = spec["shape"]
+    d = s["head_dim"]
+    dv = s.get("head_dim_v", d)
+    tile_flops = 2.0 * tpu["block_q"] * tpu["block_kv"] * (d + dv)
+
+    # Splash's mask object also gives the useful FLOPs (allowed pairs) for both kernels.
+    fn, sargs, skernel, smask = build_splash(spec, spec_dir)
+    flops_useful = useful_flops(spec, smask) * s["q_heads"] / len(smask.masks)
+
+    # kgen
+    plan = json.loads(subprocess.run([args.kgen, "plan", spec_path, "--target", "tpu"],
+                                     check=True, capture_output=True, text=True).stdout)
+    (kpath, kutil), _ = compile_kgen(spec_path, args.generated, device, f"{dump}/jf")
+    kl = Listing(kpath, kutil)
+    ops = json.load(open(os.path.join(args.generated, spec["name"],
+                                      f"{spec['name']}.tpu.operands.json"), encoding="utf-8"))
+    prefetch = [o["name"] for o in ops["scalar_prefetch"]]
+    bm = np.asarray(plan["block_mask"])
+    km = model(kl, bm, True, s.get("batch", 1), s["q_heads"], kl.grid_ndim(),
+               prefetch.index("block_mask"), bm.shape[-1])
+    ktiles = (km["tiles"]["full"] + km["tiles"]["partial"]) * tile_flops
+    r = summarize("kgen", kl, km, gen, spec, flops_useful, ktiles)
+    r["spec"] = spec["name"]
+    rows.append(r)
+    print(json.dumps({k: r[k] for k in ("kernel", "bundles_per_step", "modeled_time_s",
+                                         "mfu_useful", "unresolved_branches")}), flush=True)
+
+    if not args.no_splash:
+      before = set(glob.glob(f"{dump}/jf/*"))
+      compile_on(device, fn, sargs)
+      spath, sutil = find_kernel_listing(f"{dump}/jf", before)
+      sl = Listing(spath, sutil)
+      info = skernel.fwd_mask_info
+      sbm = np.asarray(info.block_mask) if info.block_mask is not None else \
+          np.full((1, s["q_len"] // tpu["block_q"], s["kv_len"] // tpu["block_kv"]), 2)
+      # Splash's pallas grid is (heads, q blocks, width) (vmap over a batch > 1 adds a
+      # dimension in front); its scalar prefetch is (data_next, block_mask, mask_next).
+      sm_ = model(sl, sbm, True, s.get("batch", 1), s["q_heads"], sl.grid_ndim(), 1,
+                  sbm.shape[-1])
+      stiles = (sm_["tiles"]["full"] + sm_["tiles"]["partial"]) * tile_flops
+      r = summarize("splash", sl, sm_, gen, spec, flops_useful, stiles)
+      r["spec"] = spec["name"]
+      rows.append(r)
+      print(json.dumps({k: r[k] for k in ("kernel", "bundles_per_step", "modeled_time_s",
+                                           "mfu_useful", "unresolved_branches")}), flush=True)
+
+  for r in rows:
+    if len(r["unresolved_branches"]) > 1:
+      print(f"warning: {r['spec']}/{r['kernel']}: branches decided by default (not taken): "
+            f"{r['unresolved_branches']}; only the pipeline guard is expected here",
+            file=sys.stderr)
+  print()
+  print(f"jax {jax.__version__}, libtpu {libtpu.__version__}; static estimates from "
+        "libtpu's bundle listings, nothing ran on a TPU")
+  print(markdown(rows))
+  if args.json:
+    with open(args.json, "w", encoding="utf-8") as f:
+      json.dump({"jax": jax.__version__, "libtpu": libtpu.__version__, "dumps": dump,
+                 "results": rows}, f, indent=2, default=str)
+      f.write("\n")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
