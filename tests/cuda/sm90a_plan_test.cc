@@ -1,6 +1,6 @@
-// The sm90a kernel plan (generator/sm90a_kernel_plan.cc): the mask predicate it writes into
-// kernels, the bitmask table of partial tiles, the tile lists and launch order, and the
-// register rule of the target (generator/target_rules.cc).
+// The sm90a kernel plan (generator/targets/sm90a/kernel_plan.cc): the mask predicate it writes
+// into kernels, the bitmask table of partial tiles, the tile lists and launch order, and the
+// register rule of the target (generator/targets/sm90a/target.cc).
 #include <gtest/gtest.h>
 
 #include <algorithm>
