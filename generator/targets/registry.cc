@@ -21,11 +21,15 @@ const Target* find_target(const std::string& name) {
   return nullptr;
 }
 
-std::optional<TilingViolation> check_tiling(const Spec& spec, const std::string& target, const Tiling& tiling) {
-  const Target* found = find_target(target);
+const Target& named_target(const Spec& spec, const std::string& name) {
+  const Target* found = find_target(name);
   if (!found || !found->named_by(spec))
-    throw SpecError("--target", "\"" + target + "\"", "a target the spec names (under \"targets\")");
-  return found->check_tiling(spec, tiling);
+    throw SpecError("--target", "\"" + name + "\"", "a target the spec names (under \"targets\")");
+  return *found;
+}
+
+std::optional<TilingViolation> check_tiling(const Spec& spec, const std::string& target, const Tiling& tiling) {
+  return named_target(spec, target).check_tiling(spec, tiling);
 }
 
 void check_target_constraints(const Spec& spec) {

@@ -61,6 +61,8 @@ class Target {
 // Every target, in the order specs, manifests and reports list them: tpu, sm90a, sm100a.
 const std::vector<const Target*>& targets();
 const Target* find_target(const std::string& name);
+// The target `name` when the spec names it; else a SpecError on the command line's --target.
+const Target& named_target(const Spec& spec, const std::string& name);
 
 // check_tiling of the named target; SpecError when the spec does not name that target.
 std::optional<TilingViolation> check_tiling(const Spec& spec, const std::string& target, const Tiling& tiling);
