@@ -2,6 +2,7 @@
 // Regenerate with: make gen SPEC=specs/llama4_chunked_causal.json
 // Template: templates/tpu/forward/kernel.mlir.tmpl
 // Template: templates/tpu/forward/mask_row.mlir.tmpl
+// Template: templates/tpu/forward/subtiles.mlir.tmpl
 
 // Splash-style flash attention forward for TPU, as Mosaic MLIR at the level Pallas emits.
 // Grid (batch, q head, q block, kv step); the scalar-prefetched block plan says which kv
@@ -62,23 +63,26 @@ module {
     %kv_block = memref.load %data_next[%mask_row, %q_idx, %step_idx] : memref<1x32x8xi32, #tpu.memory_space<smem>>
     %live = arith.cmpi ne, %tile, %c0_i32 : i32
     scf.if %live {
-      %is_partial = arith.cmpi eq, %tile, %c1_i32 : i32
       %q4 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
       %q = vector.shape_cast %q4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
-      %c_subtiles = arith.constant 2 : index
-      %c_block_kv_compute = arith.constant 512 : index
-      scf.for %sub = %c0 to %c_subtiles step %c1 {
-        %kv_offset = arith.muli %sub, %c_block_kv_compute : index
-        %k4 = vector.load %k_ref[%c0, %c0, %kv_offset, %c0] : memref<1x1x1024x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
-        %k = vector.shape_cast %k4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
-        %s_zero = arith.constant dense<0.000000e+00> : vector<512x512xf32>
-        %qk = tpu.matmul %q, %k, %s_zero {
-            dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
-            transpose_lhs_hint = false} : vector<512x128xbf16>, vector<512x128xbf16>, vector<512x512xf32> -> vector<512x512xf32>
-        %scale = arith.constant dense<8.83883461e-02> : vector<512x512xf32>
-        %logits = arith.mulf %qk, %scale : vector<512x512xf32>
-        // Only partial tiles evaluate the mask; full tiles keep every logit.
-        %s_masked = scf.if %is_partial -> (vector<512x512xf32>) {
+      // Only partial tiles evaluate the mask. The branch is per grid step, around the
+      // whole sub-tile loop, so full tiles do no mask work and no score tile is yielded
+      // through a branch.
+      %is_partial = arith.cmpi eq, %tile, %c1_i32 : i32
+      scf.if %is_partial {
+        %c_subtiles = arith.constant 2 : index
+        %c_block_kv_compute = arith.constant 512 : index
+        scf.for %sub = %c0 to %c_subtiles step %c1 {
+          %kv_offset = arith.muli %sub, %c_block_kv_compute : index
+          %k4 = vector.load %k_ref[%c0, %c0, %kv_offset, %c0] : memref<1x1x1024x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+          %k = vector.shape_cast %k4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+          %s_zero = arith.constant dense<0.000000e+00> : vector<512x512xf32>
+          %qk = tpu.matmul %q, %k, %s_zero {
+              dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
+              transpose_lhs_hint = false} : vector<512x128xbf16>, vector<512x128xbf16>, vector<512x512xf32> -> vector<512x512xf32>
+          %scale = arith.constant dense<8.83883461e-02> : vector<512x512xf32>
+          %logits = arith.mulf %qk, %scale : vector<512x512xf32>
+          // This copy of the loop runs on partial tiles only: it evaluates the mask.
           // Positions of this sub-tile's rows and columns, for the mask predicate.
           %c_block_q_i32 = arith.constant 512 : i32
           %c_block_kv_i32 = arith.constant 1024 : i32
@@ -100,51 +104,102 @@ module {
           %mask_1 = arith.cmpi sle, %kv_pos, %q_pos : vector<512x512xi32>
           %keep_static = arith.andi %mask_0, %mask_1 : vector<512x512xi1>
           %mask_value_s = vector.broadcast %mask_value : f32 to vector<512x512xf32>
-          %s_selected = arith.select %keep_static, %logits, %mask_value_s : vector<512x512xi1>, vector<512x512xf32>
-          scf.yield %s_selected : vector<512x512xf32>
-        } else {
-          scf.yield %logits : vector<512x512xf32>
+          %s_masked = arith.select %keep_static, %logits, %mask_value_s : vector<512x512xi1>, vector<512x512xf32>
+
+          // Online softmax. m and l live lane-replicated in (block_q, 128) scratch.
+          %m_prev_lanes = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+          %l_prev_lanes = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+          %m_prev = vector.extract_strided_slice %m_prev_lanes
+              {offsets = [0, 0], sizes = [512, 1], strides = [1, 1]} : vector<512x128xf32> to vector<512x1xf32>
+          %l_prev = vector.extract_strided_slice %l_prev_lanes
+              {offsets = [0, 0], sizes = [512, 1], strides = [1, 1]} : vector<512x128xf32> to vector<512x1xf32>
+          %row_max_init = arith.constant dense<0xFF800000> : vector<512xf32>
+          // The scores after the last mask stage the kernel has.
+          %row_max = vector.multi_reduction <maximumf>, %s_masked, %row_max_init [1] : vector<512x512xf32> to vector<512xf32>
+          %row_max_col = vector.shape_cast %row_max : vector<512xf32> to vector<512x1xf32>
+          %m_next = arith.maximumf %m_prev, %row_max_col : vector<512x1xf32>
+          %m_shift = arith.subf %m_prev, %m_next : vector<512x1xf32>
+          %alpha = math.exp %m_shift : vector<512x1xf32>
+          %m_next_s = vector.broadcast %m_next : vector<512x1xf32> to vector<512x512xf32>
+          %s_shifted = arith.subf %s_masked, %m_next_s : vector<512x512xf32>
+          %p = math.exp %s_shifted : vector<512x512xf32>
+          %row_sum_init = arith.constant dense<0.000000e+00> : vector<512xf32>
+          %row_sum = vector.multi_reduction <add>, %p, %row_sum_init [1] : vector<512x512xf32> to vector<512xf32>
+          %row_sum_col = vector.shape_cast %row_sum : vector<512xf32> to vector<512x1xf32>
+          %l_scaled = arith.mulf %alpha, %l_prev : vector<512x1xf32>
+          %l_next = arith.addf %l_scaled, %row_sum_col : vector<512x1xf32>
+          %m_next_lanes = vector.broadcast %m_next : vector<512x1xf32> to vector<512x128xf32>
+          %l_next_lanes = vector.broadcast %l_next : vector<512x1xf32> to vector<512x128xf32>
+          tpu.vector_store %m_scratch[%c0, %c0], %m_next_lanes {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+          tpu.vector_store %l_scratch[%c0, %c0], %l_next_lanes {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+
+          %v4 = vector.load %v_ref[%c0, %c0, %kv_offset, %c0] : memref<1x1x1024x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+          %v = vector.shape_cast %v4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+          %p_narrow = arith.truncf %p : vector<512x512xf32> to vector<512x512xbf16>
+          %pv_zero = arith.constant dense<0.000000e+00> : vector<512x128xf32>
+          %pv = tpu.matmul %p_narrow, %v, %pv_zero {
+              dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
+              transpose_lhs_hint = false} : vector<512x512xbf16>, vector<512x128xbf16>, vector<512x128xf32> -> vector<512x128xf32>
+          %acc_prev = vector.load %acc_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+          %alpha_acc = vector.broadcast %alpha : vector<512x1xf32> to vector<512x128xf32>
+          %acc_scaled = arith.mulf %alpha_acc, %acc_prev : vector<512x128xf32>
+          %acc_next = arith.addf %acc_scaled, %pv : vector<512x128xf32>
+          tpu.vector_store %acc_scratch[%c0, %c0], %acc_next {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
         }
+      } else {
+        %c_subtiles = arith.constant 2 : index
+        %c_block_kv_compute = arith.constant 512 : index
+        scf.for %sub = %c0 to %c_subtiles step %c1 {
+          %kv_offset = arith.muli %sub, %c_block_kv_compute : index
+          %k4 = vector.load %k_ref[%c0, %c0, %kv_offset, %c0] : memref<1x1x1024x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+          %k = vector.shape_cast %k4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+          %s_zero = arith.constant dense<0.000000e+00> : vector<512x512xf32>
+          %qk = tpu.matmul %q, %k, %s_zero {
+              dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
+              transpose_lhs_hint = false} : vector<512x128xbf16>, vector<512x128xbf16>, vector<512x512xf32> -> vector<512x512xf32>
+          %scale = arith.constant dense<8.83883461e-02> : vector<512x512xf32>
+          %logits = arith.mulf %qk, %scale : vector<512x512xf32>
 
-        // Online softmax. m and l live lane-replicated in (block_q, 128) scratch.
-        %m_prev_lanes = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-        %l_prev_lanes = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-        %m_prev = vector.extract_strided_slice %m_prev_lanes
-            {offsets = [0, 0], sizes = [512, 1], strides = [1, 1]} : vector<512x128xf32> to vector<512x1xf32>
-        %l_prev = vector.extract_strided_slice %l_prev_lanes
-            {offsets = [0, 0], sizes = [512, 1], strides = [1, 1]} : vector<512x128xf32> to vector<512x1xf32>
-        %row_max_init = arith.constant dense<0xFF800000> : vector<512xf32>
-        // The scores after the last mask stage the kernel has.
-        %row_max = vector.multi_reduction <maximumf>, %s_masked, %row_max_init [1] : vector<512x512xf32> to vector<512xf32>
-        %row_max_col = vector.shape_cast %row_max : vector<512xf32> to vector<512x1xf32>
-        %m_next = arith.maximumf %m_prev, %row_max_col : vector<512x1xf32>
-        %m_shift = arith.subf %m_prev, %m_next : vector<512x1xf32>
-        %alpha = math.exp %m_shift : vector<512x1xf32>
-        %m_next_s = vector.broadcast %m_next : vector<512x1xf32> to vector<512x512xf32>
-        %s_shifted = arith.subf %s_masked, %m_next_s : vector<512x512xf32>
-        %p = math.exp %s_shifted : vector<512x512xf32>
-        %row_sum_init = arith.constant dense<0.000000e+00> : vector<512xf32>
-        %row_sum = vector.multi_reduction <add>, %p, %row_sum_init [1] : vector<512x512xf32> to vector<512xf32>
-        %row_sum_col = vector.shape_cast %row_sum : vector<512xf32> to vector<512x1xf32>
-        %l_scaled = arith.mulf %alpha, %l_prev : vector<512x1xf32>
-        %l_next = arith.addf %l_scaled, %row_sum_col : vector<512x1xf32>
-        %m_next_lanes = vector.broadcast %m_next : vector<512x1xf32> to vector<512x128xf32>
-        %l_next_lanes = vector.broadcast %l_next : vector<512x1xf32> to vector<512x128xf32>
-        tpu.vector_store %m_scratch[%c0, %c0], %m_next_lanes {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
-        tpu.vector_store %l_scratch[%c0, %c0], %l_next_lanes {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+          // Online softmax. m and l live lane-replicated in (block_q, 128) scratch.
+          %m_prev_lanes = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+          %l_prev_lanes = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+          %m_prev = vector.extract_strided_slice %m_prev_lanes
+              {offsets = [0, 0], sizes = [512, 1], strides = [1, 1]} : vector<512x128xf32> to vector<512x1xf32>
+          %l_prev = vector.extract_strided_slice %l_prev_lanes
+              {offsets = [0, 0], sizes = [512, 1], strides = [1, 1]} : vector<512x128xf32> to vector<512x1xf32>
+          %row_max_init = arith.constant dense<0xFF800000> : vector<512xf32>
+          // The scores after the last mask stage the kernel has.
+          %row_max = vector.multi_reduction <maximumf>, %logits, %row_max_init [1] : vector<512x512xf32> to vector<512xf32>
+          %row_max_col = vector.shape_cast %row_max : vector<512xf32> to vector<512x1xf32>
+          %m_next = arith.maximumf %m_prev, %row_max_col : vector<512x1xf32>
+          %m_shift = arith.subf %m_prev, %m_next : vector<512x1xf32>
+          %alpha = math.exp %m_shift : vector<512x1xf32>
+          %m_next_s = vector.broadcast %m_next : vector<512x1xf32> to vector<512x512xf32>
+          %s_shifted = arith.subf %logits, %m_next_s : vector<512x512xf32>
+          %p = math.exp %s_shifted : vector<512x512xf32>
+          %row_sum_init = arith.constant dense<0.000000e+00> : vector<512xf32>
+          %row_sum = vector.multi_reduction <add>, %p, %row_sum_init [1] : vector<512x512xf32> to vector<512xf32>
+          %row_sum_col = vector.shape_cast %row_sum : vector<512xf32> to vector<512x1xf32>
+          %l_scaled = arith.mulf %alpha, %l_prev : vector<512x1xf32>
+          %l_next = arith.addf %l_scaled, %row_sum_col : vector<512x1xf32>
+          %m_next_lanes = vector.broadcast %m_next : vector<512x1xf32> to vector<512x128xf32>
+          %l_next_lanes = vector.broadcast %l_next : vector<512x1xf32> to vector<512x128xf32>
+          tpu.vector_store %m_scratch[%c0, %c0], %m_next_lanes {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+          tpu.vector_store %l_scratch[%c0, %c0], %l_next_lanes {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
 
-        %v4 = vector.load %v_ref[%c0, %c0, %kv_offset, %c0] : memref<1x1x1024x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
-        %v = vector.shape_cast %v4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
-        %p_narrow = arith.truncf %p : vector<512x512xf32> to vector<512x512xbf16>
-        %pv_zero = arith.constant dense<0.000000e+00> : vector<512x128xf32>
-        %pv = tpu.matmul %p_narrow, %v, %pv_zero {
-            dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
-            transpose_lhs_hint = false} : vector<512x512xbf16>, vector<512x128xbf16>, vector<512x128xf32> -> vector<512x128xf32>
-        %acc_prev = vector.load %acc_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-        %alpha_acc = vector.broadcast %alpha : vector<512x1xf32> to vector<512x128xf32>
-        %acc_scaled = arith.mulf %alpha_acc, %acc_prev : vector<512x128xf32>
-        %acc_next = arith.addf %acc_scaled, %pv : vector<512x128xf32>
-        tpu.vector_store %acc_scratch[%c0, %c0], %acc_next {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+          %v4 = vector.load %v_ref[%c0, %c0, %kv_offset, %c0] : memref<1x1x1024x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+          %v = vector.shape_cast %v4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+          %p_narrow = arith.truncf %p : vector<512x512xf32> to vector<512x512xbf16>
+          %pv_zero = arith.constant dense<0.000000e+00> : vector<512x128xf32>
+          %pv = tpu.matmul %p_narrow, %v, %pv_zero {
+              dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
+              transpose_lhs_hint = false} : vector<512x512xbf16>, vector<512x128xbf16>, vector<512x128xf32> -> vector<512x128xf32>
+          %acc_prev = vector.load %acc_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+          %alpha_acc = vector.broadcast %alpha : vector<512x1xf32> to vector<512x128xf32>
+          %acc_scaled = arith.mulf %alpha_acc, %acc_prev : vector<512x128xf32>
+          %acc_next = arith.addf %acc_scaled, %pv : vector<512x128xf32>
+          tpu.vector_store %acc_scratch[%c0, %c0], %acc_next {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        }
       }
     }
 

@@ -189,9 +189,15 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"predicate_mask", predicate},
       {"partial_blocks", plan.has_mask_next},
       {"segment_ids", spec.segment_ids},
-      // Which stage's scores the softmax reads: the last mask stage the kernel has.
-      {"static_mask_last", static_mask && !spec.segment_ids},
-      {"unmasked", !static_mask && !spec.segment_ids},
+      // The sub-tile loop's copies (tpu/forward/subtiles.mlir.tmpl): partial tiles evaluate
+      // the mask, full tiles do not. `scores` is the last mask stage's scores the softmax
+      // reads, `segment_input` the scores segment ids mask.
+      {"partial_path", Json::array({Json::object({{"mask_tile", true},
+                                     {"segment_input", "s_masked"},
+                                     {"scores", spec.segment_ids ? "s_segmented" : "s_masked"}})})},
+      {"full_path", Json::array({Json::object({{"mask_tile", false},
+                                  {"segment_input", "logits"},
+                                  {"scores", spec.segment_ids ? "s_segmented" : "logits"}})})},
       {"sinks", spec.sinks},
       {"sinks_type", memref_type({kSublanes, s.q_heads}, "f32", "smem")},
       {"narrow_p", narrow},
