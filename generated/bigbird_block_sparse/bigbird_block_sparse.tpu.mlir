@@ -93,32 +93,28 @@ module {
           %mask_value_s = vector.broadcast %mask_value : f32 to vector<128x128xf32>
           %s_masked = arith.select %keep_static, %logits, %mask_value_s : vector<128x128xi1>, vector<128x128xf32>
 
-          // Online softmax. m and l live lane-replicated in (block_q, 128) scratch.
-          %m_prev_lanes = vector.load %m_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
-          %l_prev_lanes = vector.load %l_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
-          %m_prev = vector.extract_strided_slice %m_prev_lanes
-              {offsets = [0, 0], sizes = [128, 1], strides = [1, 1]} : vector<128x128xf32> to vector<128x1xf32>
-          %l_prev = vector.extract_strided_slice %l_prev_lanes
-              {offsets = [0, 0], sizes = [128, 1], strides = [1, 1]} : vector<128x128xf32> to vector<128x1xf32>
+          // Online softmax. m and l stay lane-replicated (block_q, 128), as in their scratch, so
+          // only the two row reductions cross lanes; the score tile reads m by repeating vregs.
+          %m_prev = vector.load %m_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
+          %l_prev = vector.load %l_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
           %row_max_init = arith.constant dense<0xFF800000> : vector<128xf32>
           // The scores after the last mask stage the kernel has.
           %row_max = vector.multi_reduction <maximumf>, %s_masked, %row_max_init [1] : vector<128x128xf32> to vector<128xf32>
           %row_max_col = vector.shape_cast %row_max : vector<128xf32> to vector<128x1xf32>
-          %m_next = arith.maximumf %m_prev, %row_max_col : vector<128x1xf32>
-          %m_shift = arith.subf %m_prev, %m_next : vector<128x1xf32>
-          %alpha = math.exp %m_shift : vector<128x1xf32>
-          %m_next_s = vector.broadcast %m_next : vector<128x1xf32> to vector<128x128xf32>
-          %s_shifted = arith.subf %s_masked, %m_next_s : vector<128x128xf32>
+          %row_max_lanes = vector.broadcast %row_max_col : vector<128x1xf32> to vector<128x128xf32>
+          %m_next = arith.maximumf %m_prev, %row_max_lanes : vector<128x128xf32>
+          %m_shift = arith.subf %m_prev, %m_next : vector<128x128xf32>
+          %alpha = math.exp %m_shift : vector<128x128xf32>
+          %s_shifted = arith.subf %s_masked, %m_next : vector<128x128xf32>
           %p = math.exp %s_shifted : vector<128x128xf32>
           %row_sum_init = arith.constant dense<0.000000e+00> : vector<128xf32>
           %row_sum = vector.multi_reduction <add>, %p, %row_sum_init [1] : vector<128x128xf32> to vector<128xf32>
           %row_sum_col = vector.shape_cast %row_sum : vector<128xf32> to vector<128x1xf32>
-          %l_scaled = arith.mulf %alpha, %l_prev : vector<128x1xf32>
-          %l_next = arith.addf %l_scaled, %row_sum_col : vector<128x1xf32>
-          %m_next_lanes = vector.broadcast %m_next : vector<128x1xf32> to vector<128x128xf32>
-          %l_next_lanes = vector.broadcast %l_next : vector<128x1xf32> to vector<128x128xf32>
-          tpu.vector_store %m_scratch[%c0, %c0], %m_next_lanes {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
-          tpu.vector_store %l_scratch[%c0, %c0], %l_next_lanes {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
+          %row_sum_lanes = vector.broadcast %row_sum_col : vector<128x1xf32> to vector<128x128xf32>
+          %l_scaled = arith.mulf %alpha, %l_prev : vector<128x128xf32>
+          %l_next = arith.addf %l_scaled, %row_sum_lanes : vector<128x128xf32>
+          tpu.vector_store %m_scratch[%c0, %c0], %m_next {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
+          tpu.vector_store %l_scratch[%c0, %c0], %l_next {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
 
           %v4 = vector.load %v_ref[%c0, %c0, %kv_offset, %c0] : memref<1x1x128x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x128x64xbf16>
           %v = vector.shape_cast %v4 : vector<1x1x128x64xbf16> to vector<128x64xbf16>
@@ -128,7 +124,10 @@ module {
               dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
               transpose_lhs_hint = false} : vector<128x128xbf16>, vector<128x64xbf16>, vector<128x64xf32> -> vector<128x64xf32>
           %acc_prev = vector.load %acc_scratch[%c0, %c0] : memref<128x64xf32, #tpu.memory_space<vmem>>, vector<128x64xf32>
-          %alpha_acc = vector.broadcast %alpha : vector<128x1xf32> to vector<128x64xf32>
+          // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
+          // head_dim_v neither below nor a multiple of 128, its column broadcast.
+          %alpha_acc = vector.extract_strided_slice %alpha
+              {offsets = [0, 0], sizes = [128, 64], strides = [1, 1]} : vector<128x128xf32> to vector<128x64xf32>
           %acc_scaled = arith.mulf %alpha_acc, %acc_prev : vector<128x64xf32>
           %acc_next = arith.addf %acc_scaled, %pv : vector<128x64xf32>
           tpu.vector_store %acc_scratch[%c0, %c0], %acc_next {strides = array<i32>} : memref<128x64xf32, #tpu.memory_space<vmem>>, vector<128x64xf32>,
@@ -147,32 +146,28 @@ module {
           %scale = arith.constant dense<1.25000000e-01> : vector<128x128xf32>
           %logits = arith.mulf %qk, %scale : vector<128x128xf32>
 
-          // Online softmax. m and l live lane-replicated in (block_q, 128) scratch.
-          %m_prev_lanes = vector.load %m_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
-          %l_prev_lanes = vector.load %l_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
-          %m_prev = vector.extract_strided_slice %m_prev_lanes
-              {offsets = [0, 0], sizes = [128, 1], strides = [1, 1]} : vector<128x128xf32> to vector<128x1xf32>
-          %l_prev = vector.extract_strided_slice %l_prev_lanes
-              {offsets = [0, 0], sizes = [128, 1], strides = [1, 1]} : vector<128x128xf32> to vector<128x1xf32>
+          // Online softmax. m and l stay lane-replicated (block_q, 128), as in their scratch, so
+          // only the two row reductions cross lanes; the score tile reads m by repeating vregs.
+          %m_prev = vector.load %m_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
+          %l_prev = vector.load %l_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
           %row_max_init = arith.constant dense<0xFF800000> : vector<128xf32>
           // The scores after the last mask stage the kernel has.
           %row_max = vector.multi_reduction <maximumf>, %logits, %row_max_init [1] : vector<128x128xf32> to vector<128xf32>
           %row_max_col = vector.shape_cast %row_max : vector<128xf32> to vector<128x1xf32>
-          %m_next = arith.maximumf %m_prev, %row_max_col : vector<128x1xf32>
-          %m_shift = arith.subf %m_prev, %m_next : vector<128x1xf32>
-          %alpha = math.exp %m_shift : vector<128x1xf32>
-          %m_next_s = vector.broadcast %m_next : vector<128x1xf32> to vector<128x128xf32>
-          %s_shifted = arith.subf %logits, %m_next_s : vector<128x128xf32>
+          %row_max_lanes = vector.broadcast %row_max_col : vector<128x1xf32> to vector<128x128xf32>
+          %m_next = arith.maximumf %m_prev, %row_max_lanes : vector<128x128xf32>
+          %m_shift = arith.subf %m_prev, %m_next : vector<128x128xf32>
+          %alpha = math.exp %m_shift : vector<128x128xf32>
+          %s_shifted = arith.subf %logits, %m_next : vector<128x128xf32>
           %p = math.exp %s_shifted : vector<128x128xf32>
           %row_sum_init = arith.constant dense<0.000000e+00> : vector<128xf32>
           %row_sum = vector.multi_reduction <add>, %p, %row_sum_init [1] : vector<128x128xf32> to vector<128xf32>
           %row_sum_col = vector.shape_cast %row_sum : vector<128xf32> to vector<128x1xf32>
-          %l_scaled = arith.mulf %alpha, %l_prev : vector<128x1xf32>
-          %l_next = arith.addf %l_scaled, %row_sum_col : vector<128x1xf32>
-          %m_next_lanes = vector.broadcast %m_next : vector<128x1xf32> to vector<128x128xf32>
-          %l_next_lanes = vector.broadcast %l_next : vector<128x1xf32> to vector<128x128xf32>
-          tpu.vector_store %m_scratch[%c0, %c0], %m_next_lanes {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
-          tpu.vector_store %l_scratch[%c0, %c0], %l_next_lanes {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
+          %row_sum_lanes = vector.broadcast %row_sum_col : vector<128x1xf32> to vector<128x128xf32>
+          %l_scaled = arith.mulf %alpha, %l_prev : vector<128x128xf32>
+          %l_next = arith.addf %l_scaled, %row_sum_lanes : vector<128x128xf32>
+          tpu.vector_store %m_scratch[%c0, %c0], %m_next {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
+          tpu.vector_store %l_scratch[%c0, %c0], %l_next {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
 
           %v4 = vector.load %v_ref[%c0, %c0, %kv_offset, %c0] : memref<1x1x128x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x128x64xbf16>
           %v = vector.shape_cast %v4 : vector<1x1x128x64xbf16> to vector<128x64xbf16>
@@ -182,7 +177,10 @@ module {
               dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
               transpose_lhs_hint = false} : vector<128x128xbf16>, vector<128x64xbf16>, vector<128x64xf32> -> vector<128x64xf32>
           %acc_prev = vector.load %acc_scratch[%c0, %c0] : memref<128x64xf32, #tpu.memory_space<vmem>>, vector<128x64xf32>
-          %alpha_acc = vector.broadcast %alpha : vector<128x1xf32> to vector<128x64xf32>
+          // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
+          // head_dim_v neither below nor a multiple of 128, its column broadcast.
+          %alpha_acc = vector.extract_strided_slice %alpha
+              {offsets = [0, 0], sizes = [128, 64], strides = [1, 1]} : vector<128x128xf32> to vector<128x64xf32>
           %acc_scaled = arith.mulf %alpha_acc, %acc_prev : vector<128x64xf32>
           %acc_next = arith.addf %acc_scaled, %pv : vector<128x64xf32>
           tpu.vector_store %acc_scratch[%c0, %c0], %acc_next {strides = array<i32>} : memref<128x64xf32, #tpu.memory_space<vmem>>, vector<128x64xf32>,

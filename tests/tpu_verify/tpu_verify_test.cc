@@ -179,7 +179,7 @@ INSTANTIATE_TEST_SUITE_P(
         // The running max pinned at 0: exact algebra (alpha = 1, lse = log l), so only
         // logits past 88.7, where exp overflows f32, show it.
         Mutation{"max_not_subtracted", kCausalBf16,
-                 {{"%m_next = arith.maximumf %m_prev, %row_max_col", "%m_next = arith.subf %row_max_col, %row_max_col"}}}),
+                 {{"%m_next = arith.maximumf %m_prev, %row_max_lanes", "%m_next = arith.subf %row_max_lanes, %row_max_lanes"}}}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace

@@ -198,6 +198,16 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"full_path", Json::array({Json::object({{"mask_tile", false},
                                   {"segment_input", "logits"},
                                   {"scores", spec.segment_ids ? "s_segmented" : "logits"}})})},
+      // m, l and alpha are lane-replicated (block_q, 128): how they reach the score tile's
+      // block_kv_compute lanes (a multiple of 128) and the acc's head_dim_v lanes.
+      {"s_repeat", bkvc > kTpuLanes},
+      {"s_repeat_times", bkvc / kTpuLanes},
+      {"acc_lanes_same", s.head_dim_v == kTpuLanes},
+      {"acc_lanes_repeat", s.head_dim_v > kTpuLanes && s.head_dim_v % kTpuLanes == 0},
+      {"acc_repeat", s.head_dim_v / kTpuLanes},
+      {"acc_lanes_slice", s.head_dim_v < kTpuLanes},
+      {"acc_lanes_broadcast", s.head_dim_v > kTpuLanes && s.head_dim_v % kTpuLanes != 0},
+      {"head_dim_v", s.head_dim_v},
       {"sinks", spec.sinks},
       {"sinks_type", memref_type({kSublanes, s.q_heads}, "f32", "smem")},
       {"narrow_p", narrow},
