@@ -14,10 +14,12 @@ std::string row_plus(int64_t c) {
   return c > 0 ? "i + " + std::to_string(c) : "i - " + std::to_string(-c);
 }
 
-// One SSA definition per line, `%name = rhs`; the last one is the program's result.
+// One SSA definition per line, `%name = rhs`; the last one is the program's result. Every
+// name, the positions' included, carries the suffix.
 class MlirLines {
  public:
-  MlirLines(std::string i32_type, std::string i1_type) : i32_(std::move(i32_type)), i1_(std::move(i1_type)) {}
+  MlirLines(std::string i32_type, std::string i1_type, std::string suffix)
+      : i32_(std::move(i32_type)), i1_(std::move(i1_type)), suffix_(std::move(suffix)) {}
 
   // Defines %mask_<n>, and the values it needs as %mask_<n>_<part>.
   void node(const MaskProgram& program, int n) {
@@ -29,32 +31,32 @@ class MlirLines {
       case Op::kKeyAtMost:
       case Op::kKeyAtLeast: {
         // i + 0 is i itself: no constant and no addition.
-        std::string bound = "%q_pos";
+        std::string bound = ref("q_pos");
         if (node.c != 0) {
           define(name + "_c", constant(node.c));
-          define(name + "_bound", "arith.addi %q_pos, %" + name + "_c : " + i32_);
-          bound = "%" + name + "_bound";
+          define(name + "_bound", "arith.addi " + ref("q_pos") + ", " + ref(name + "_c") + " : " + i32_);
+          bound = ref(name + "_bound");
         }
         const char* predicate = node.op == Op::kKeyAtMost ? "sle" : "sge";
-        return define(name, std::string("arith.cmpi ") + predicate + ", %kv_pos, " + bound + " : " + i32_);
+        return define(name, std::string("arith.cmpi ") + predicate + ", " + ref("kv_pos") + ", " + bound + " : " + i32_);
       }
       case Op::kKeyBelow:
         define(name + "_c", constant(node.c));
-        return define(name, "arith.cmpi slt, %kv_pos, %" + name + "_c : " + i32_);
+        return define(name, "arith.cmpi slt, " + ref("kv_pos") + ", " + ref(name + "_c") + " : " + i32_);
       case Op::kSameChunk:
         define(name + "_c", constant(node.c));
-        define(name + "_q", "arith.divsi %q_pos, %" + name + "_c : " + i32_);
-        define(name + "_kv", "arith.divsi %kv_pos, %" + name + "_c : " + i32_);
-        return define(name, "arith.cmpi eq, %" + name + "_q, %" + name + "_kv : " + i32_);
+        define(name + "_q", "arith.divsi " + ref("q_pos") + ", " + ref(name + "_c") + " : " + i32_);
+        define(name + "_kv", "arith.divsi " + ref("kv_pos") + ", " + ref(name + "_c") + " : " + i32_);
+        return define(name, "arith.cmpi eq, " + ref(name + "_q") + ", " + ref(name + "_kv") + " : " + i32_);
       case Op::kAnd:
       case Op::kOr: {
         // A left fold of binary ops: %mask_<n>_1 ... %mask_<n>.
         const std::string op = node.op == Op::kAnd ? "arith.andi " : "arith.ori ";
-        std::string acc = "%mask_" + std::to_string(node.operands[0]);
+        std::string acc = ref("mask_" + std::to_string(node.operands[0]));
         for (std::size_t k = 1; k < node.operands.size(); ++k) {
           const std::string step = k + 1 == node.operands.size() ? name : name + "_" + std::to_string(k);
-          define(step, op + acc + ", %mask_" + std::to_string(node.operands[k]) + " : " + i1_);
-          acc = "%" + step;
+          define(step, op + acc + ", " + ref("mask_" + std::to_string(node.operands[k])) + " : " + i1_);
+          acc = ref(step);
         }
         return;
       }
@@ -71,9 +73,10 @@ class MlirLines {
 
  private:
   std::string constant(int64_t c) const { return "arith.constant dense<" + std::to_string(c) + "> : " + i32_; }
-  void define(std::string name, std::string rhs) { lines_.emplace_back(std::move(name), std::move(rhs)); }
+  std::string ref(const std::string& name) const { return "%" + name + suffix_; }
+  void define(const std::string& name, std::string rhs) { lines_.emplace_back(name + suffix_, std::move(rhs)); }
 
-  std::string i32_, i1_;
+  std::string i32_, i1_, suffix_;
   std::vector<std::pair<std::string, std::string>> lines_;
 };
 
@@ -106,8 +109,9 @@ std::string mask_cpp_expression(const MaskProgram& program) {
   return text.back();
 }
 
-MlirMaskOps mask_mlir_ops(const MaskProgram& program, const std::string& i32_type, const std::string& i1_type) {
-  MlirLines lines(i32_type, i1_type);
+MlirMaskOps mask_mlir_ops(const MaskProgram& program, const std::string& i32_type, const std::string& i1_type,
+                          const std::string& suffix) {
+  MlirLines lines(i32_type, i1_type, suffix);
   for (std::size_t n = 0; n < program.nodes.size(); ++n) lines.node(program, static_cast<int>(n));
   return lines.finish();
 }

@@ -3,6 +3,8 @@
 // Template: templates/tpu/forward/kernel.mlir.tmpl
 // Template: templates/tpu/forward/mask_row.mlir.tmpl
 // Template: templates/tpu/forward/subtiles.mlir.tmpl
+// Template: templates/tpu/forward/scores.mlir.tmpl
+// Template: templates/tpu/forward/update.mlir.tmpl
 
 // Splash-style flash attention forward for TPU, as Mosaic MLIR at the level Pallas emits.
 // Grid (batch, q head, q block, kv step); the scalar-prefetched block plan says which kv
@@ -68,123 +70,118 @@ module {
     scf.if %live {
       %q4 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x128x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x128x64xbf16>
       %q = vector.shape_cast %q4 : vector<1x1x128x64xbf16> to vector<128x64xbf16>
-      // Only partial tiles evaluate the mask. The branch is per grid step, around the
-      // whole sub-tile loop, so full tiles do no mask work and no score tile is yielded
-      // through a branch.
+      %s_zero = arith.constant dense<0.000000e+00> : vector<128x128xf32>
+      %acc_zero = arith.constant dense<0.000000e+00> : vector<128x64xf32>
+      %row_max_init = arith.constant dense<0xFF800000> : vector<128xf32>
+      %row_sum_init = arith.constant dense<0.000000e+00> : vector<128xf32>
+      %scale_log2e = arith.constant dense<1.80336878e-01> : vector<128x128xf32>
+      %mask_value_s = arith.constant dense<-2.38197633e+38> : vector<128x128xf32>
+      %mask_zero = arith.constant dense<0> : vector<128x128xi32>
+      // Only partial tiles evaluate the mask. The branch is per grid step, around all the
+      // sub-tiles, so full tiles do no mask work and no score tile is yielded through a
+      // branch.
       %is_partial = arith.cmpi eq, %tile, %c1_i32 : i32
       scf.if %is_partial {
-        %c_subtiles = arith.constant 1 : index
-        %c_block_kv_compute = arith.constant 128 : index
-        scf.for %sub = %c0 to %c_subtiles step %c1 {
-          %kv_offset = arith.muli %sub, %c_block_kv_compute : index
-          %k4 = vector.load %k_ref[%c0, %c0, %kv_offset, %c0] : memref<1x1x128x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x128x64xbf16>
-          %k = vector.shape_cast %k4 : vector<1x1x128x64xbf16> to vector<128x64xbf16>
-          %s_zero = arith.constant dense<0.000000e+00> : vector<128x128xf32>
-          %qk = tpu.matmul %q, %k, %s_zero {
-              dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
-              transpose_lhs_hint = false} : vector<128x64xbf16>, vector<128x64xbf16>, vector<128x128xf32> -> vector<128x128xf32>
-          %scale = arith.constant dense<1.25000000e-01> : vector<128x128xf32>
-          %logits = arith.mulf %qk, %scale : vector<128x128xf32>
-          // This copy of the loop runs on partial tiles only: it evaluates the mask.
-          %mask3 = vector.load %mask_ref[%c0, %c0, %kv_offset] : memref<1x128x128xi32, #tpu.memory_space<vmem>>, vector<1x128x128xi32>
-          %mask_bits = vector.shape_cast %mask3 : vector<1x128x128xi32> to vector<128x128xi32>
-          %mask_zero = arith.constant dense<0> : vector<128x128xi32>
-          %keep_static = arith.cmpi ne, %mask_bits, %mask_zero : vector<128x128xi32>
-          %mask_value_s = vector.broadcast %mask_value : f32 to vector<128x128xf32>
-          %s_masked = arith.select %keep_static, %logits, %mask_value_s : vector<128x128xi1>, vector<128x128xf32>
+        // The kv block's sub-tiles, unrolled in the plan's order: a sub-tile's QKᵀ is issued
+        // before the previous sub-tile's P·V, so the MXU, which takes its work in program order,
+        // multiplies while the VPU and EUP run the previous sub-tile's softmax.
+        // Sub-tile 0: keys [0, 128) of the kv block.
+        %kv_offset_0 = arith.constant 0 : index
+        %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x128x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x128x64xbf16>
+        %k_0 = vector.shape_cast %k4_0 : vector<1x1x128x64xbf16> to vector<128x64xbf16>
+        %qk_0 = tpu.matmul %q, %k_0, %s_zero {
+            dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
+            transpose_lhs_hint = false} : vector<128x64xbf16>, vector<128x64xbf16>, vector<128x128xf32> -> vector<128x128xf32>
+        // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
+        %logits_0 = arith.mulf %qk_0, %scale_log2e : vector<128x128xf32>
+        // This copy runs on partial tiles only: it evaluates the mask.
+        %mask3_0 = vector.load %mask_ref[%c0, %c0, %kv_offset_0] : memref<1x128x128xi32, #tpu.memory_space<vmem>>, vector<1x128x128xi32>
+        %mask_bits_0 = vector.shape_cast %mask3_0 : vector<1x128x128xi32> to vector<128x128xi32>
+        %keep_static_0 = arith.cmpi ne, %mask_bits_0, %mask_zero : vector<128x128xi32>
+        %s_masked_0 = arith.select %keep_static_0, %logits_0, %mask_value_s : vector<128x128xi1>, vector<128x128xf32>
+        // Online softmax of sub-tile 0 in base 2. m and l stay lane-replicated (block_q, 128),
+        // as in their scratch, so only the two row reductions cross lanes; the score tile reads m
+        // by repeating vregs.
+        %m_prev_0 = vector.load %m_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
+        %l_prev_0 = vector.load %l_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
+        %row_max_0 = vector.multi_reduction <maximumf>, %s_masked_0, %row_max_init [1] : vector<128x128xf32> to vector<128xf32>
+        %row_max_col_0 = vector.shape_cast %row_max_0 : vector<128xf32> to vector<128x1xf32>
+        %row_max_lanes_0 = vector.broadcast %row_max_col_0 : vector<128x1xf32> to vector<128x128xf32>
+        %m_next_0 = arith.maximumf %m_prev_0, %row_max_lanes_0 : vector<128x128xf32>
+        %m_shift_0 = arith.subf %m_prev_0, %m_next_0 : vector<128x128xf32>
+        %alpha_0 = math.exp2 %m_shift_0 : vector<128x128xf32>
+        %s_shifted_0 = arith.subf %s_masked_0, %m_next_0 : vector<128x128xf32>
+        %p_0 = math.exp2 %s_shifted_0 : vector<128x128xf32>
+        %row_sum_0 = vector.multi_reduction <add>, %p_0, %row_sum_init [1] : vector<128x128xf32> to vector<128xf32>
+        %row_sum_col_0 = vector.shape_cast %row_sum_0 : vector<128xf32> to vector<128x1xf32>
+        %row_sum_lanes_0 = vector.broadcast %row_sum_col_0 : vector<128x1xf32> to vector<128x128xf32>
+        %l_scaled_0 = arith.mulf %alpha_0, %l_prev_0 : vector<128x128xf32>
+        %l_next_0 = arith.addf %l_scaled_0, %row_sum_lanes_0 : vector<128x128xf32>
+        tpu.vector_store %m_scratch[%c0, %c0], %m_next_0 {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
+        tpu.vector_store %l_scratch[%c0, %c0], %l_next_0 {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
 
-          // Online softmax. m and l stay lane-replicated (block_q, 128), as in their scratch, so
-          // only the two row reductions cross lanes; the score tile reads m by repeating vregs.
-          %m_prev = vector.load %m_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
-          %l_prev = vector.load %l_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
-          %row_max_init = arith.constant dense<0xFF800000> : vector<128xf32>
-          // The scores after the last mask stage the kernel has.
-          %row_max = vector.multi_reduction <maximumf>, %s_masked, %row_max_init [1] : vector<128x128xf32> to vector<128xf32>
-          %row_max_col = vector.shape_cast %row_max : vector<128xf32> to vector<128x1xf32>
-          %row_max_lanes = vector.broadcast %row_max_col : vector<128x1xf32> to vector<128x128xf32>
-          %m_next = arith.maximumf %m_prev, %row_max_lanes : vector<128x128xf32>
-          %m_shift = arith.subf %m_prev, %m_next : vector<128x128xf32>
-          %alpha = math.exp %m_shift : vector<128x128xf32>
-          %s_shifted = arith.subf %s_masked, %m_next : vector<128x128xf32>
-          %p = math.exp %s_shifted : vector<128x128xf32>
-          %row_sum_init = arith.constant dense<0.000000e+00> : vector<128xf32>
-          %row_sum = vector.multi_reduction <add>, %p, %row_sum_init [1] : vector<128x128xf32> to vector<128xf32>
-          %row_sum_col = vector.shape_cast %row_sum : vector<128xf32> to vector<128x1xf32>
-          %row_sum_lanes = vector.broadcast %row_sum_col : vector<128x1xf32> to vector<128x128xf32>
-          %l_scaled = arith.mulf %alpha, %l_prev : vector<128x128xf32>
-          %l_next = arith.addf %l_scaled, %row_sum_lanes : vector<128x128xf32>
-          tpu.vector_store %m_scratch[%c0, %c0], %m_next {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
-          tpu.vector_store %l_scratch[%c0, %c0], %l_next {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
-
-          %v4 = vector.load %v_ref[%c0, %c0, %kv_offset, %c0] : memref<1x1x128x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x128x64xbf16>
-          %v = vector.shape_cast %v4 : vector<1x1x128x64xbf16> to vector<128x64xbf16>
-          %p_narrow = arith.truncf %p : vector<128x128xf32> to vector<128x128xbf16>
-          %pv_zero = arith.constant dense<0.000000e+00> : vector<128x64xf32>
-          %pv = tpu.matmul %p_narrow, %v, %pv_zero {
-              dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
-              transpose_lhs_hint = false} : vector<128x128xbf16>, vector<128x64xbf16>, vector<128x64xf32> -> vector<128x64xf32>
-          %acc_prev = vector.load %acc_scratch[%c0, %c0] : memref<128x64xf32, #tpu.memory_space<vmem>>, vector<128x64xf32>
-          // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
-          // head_dim_v neither below nor a multiple of 128, its column broadcast.
-          %alpha_acc = vector.extract_strided_slice %alpha
-              {offsets = [0, 0], sizes = [128, 64], strides = [1, 1]} : vector<128x128xf32> to vector<128x64xf32>
-          %acc_scaled = arith.mulf %alpha_acc, %acc_prev : vector<128x64xf32>
-          %acc_next = arith.addf %acc_scaled, %pv : vector<128x64xf32>
-          tpu.vector_store %acc_scratch[%c0, %c0], %acc_next {strides = array<i32>} : memref<128x64xf32, #tpu.memory_space<vmem>>, vector<128x64xf32>,
-        }
+        %v4_0 = vector.load %v_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x128x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x128x64xbf16>
+        %v_0 = vector.shape_cast %v4_0 : vector<1x1x128x64xbf16> to vector<128x64xbf16>
+        %p_narrow_0 = arith.truncf %p_0 : vector<128x128xf32> to vector<128x128xbf16>
+        %pv_0 = tpu.matmul %p_narrow_0, %v_0, %acc_zero {
+            dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
+            transpose_lhs_hint = false} : vector<128x128xbf16>, vector<128x64xbf16>, vector<128x64xf32> -> vector<128x64xf32>
+        %acc_prev_0 = vector.load %acc_scratch[%c0, %c0] : memref<128x64xf32, #tpu.memory_space<vmem>>, vector<128x64xf32>
+        // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
+        // head_dim_v neither below nor a multiple of 128, its column broadcast.
+        %alpha_acc_0 = vector.extract_strided_slice %alpha_0
+            {offsets = [0, 0], sizes = [128, 64], strides = [1, 1]} : vector<128x128xf32> to vector<128x64xf32>
+        %acc_scaled_0 = arith.mulf %alpha_acc_0, %acc_prev_0 : vector<128x64xf32>
+        %acc_next_0 = arith.addf %acc_scaled_0, %pv_0 : vector<128x64xf32>
+        tpu.vector_store %acc_scratch[%c0, %c0], %acc_next_0 {strides = array<i32>} : memref<128x64xf32, #tpu.memory_space<vmem>>, vector<128x64xf32>,
       } else {
-        %c_subtiles = arith.constant 1 : index
-        %c_block_kv_compute = arith.constant 128 : index
-        scf.for %sub = %c0 to %c_subtiles step %c1 {
-          %kv_offset = arith.muli %sub, %c_block_kv_compute : index
-          %k4 = vector.load %k_ref[%c0, %c0, %kv_offset, %c0] : memref<1x1x128x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x128x64xbf16>
-          %k = vector.shape_cast %k4 : vector<1x1x128x64xbf16> to vector<128x64xbf16>
-          %s_zero = arith.constant dense<0.000000e+00> : vector<128x128xf32>
-          %qk = tpu.matmul %q, %k, %s_zero {
-              dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
-              transpose_lhs_hint = false} : vector<128x64xbf16>, vector<128x64xbf16>, vector<128x128xf32> -> vector<128x128xf32>
-          %scale = arith.constant dense<1.25000000e-01> : vector<128x128xf32>
-          %logits = arith.mulf %qk, %scale : vector<128x128xf32>
+        // The kv block's sub-tiles, unrolled in the plan's order: a sub-tile's QKᵀ is issued
+        // before the previous sub-tile's P·V, so the MXU, which takes its work in program order,
+        // multiplies while the VPU and EUP run the previous sub-tile's softmax.
+        // Sub-tile 0: keys [0, 128) of the kv block.
+        %kv_offset_0 = arith.constant 0 : index
+        %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x128x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x128x64xbf16>
+        %k_0 = vector.shape_cast %k4_0 : vector<1x1x128x64xbf16> to vector<128x64xbf16>
+        %qk_0 = tpu.matmul %q, %k_0, %s_zero {
+            dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
+            transpose_lhs_hint = false} : vector<128x64xbf16>, vector<128x64xbf16>, vector<128x128xf32> -> vector<128x128xf32>
+        // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
+        %logits_0 = arith.mulf %qk_0, %scale_log2e : vector<128x128xf32>
+        // Online softmax of sub-tile 0 in base 2. m and l stay lane-replicated (block_q, 128),
+        // as in their scratch, so only the two row reductions cross lanes; the score tile reads m
+        // by repeating vregs.
+        %m_prev_0 = vector.load %m_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
+        %l_prev_0 = vector.load %l_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
+        %row_max_0 = vector.multi_reduction <maximumf>, %logits_0, %row_max_init [1] : vector<128x128xf32> to vector<128xf32>
+        %row_max_col_0 = vector.shape_cast %row_max_0 : vector<128xf32> to vector<128x1xf32>
+        %row_max_lanes_0 = vector.broadcast %row_max_col_0 : vector<128x1xf32> to vector<128x128xf32>
+        %m_next_0 = arith.maximumf %m_prev_0, %row_max_lanes_0 : vector<128x128xf32>
+        %m_shift_0 = arith.subf %m_prev_0, %m_next_0 : vector<128x128xf32>
+        %alpha_0 = math.exp2 %m_shift_0 : vector<128x128xf32>
+        %s_shifted_0 = arith.subf %logits_0, %m_next_0 : vector<128x128xf32>
+        %p_0 = math.exp2 %s_shifted_0 : vector<128x128xf32>
+        %row_sum_0 = vector.multi_reduction <add>, %p_0, %row_sum_init [1] : vector<128x128xf32> to vector<128xf32>
+        %row_sum_col_0 = vector.shape_cast %row_sum_0 : vector<128xf32> to vector<128x1xf32>
+        %row_sum_lanes_0 = vector.broadcast %row_sum_col_0 : vector<128x1xf32> to vector<128x128xf32>
+        %l_scaled_0 = arith.mulf %alpha_0, %l_prev_0 : vector<128x128xf32>
+        %l_next_0 = arith.addf %l_scaled_0, %row_sum_lanes_0 : vector<128x128xf32>
+        tpu.vector_store %m_scratch[%c0, %c0], %m_next_0 {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
+        tpu.vector_store %l_scratch[%c0, %c0], %l_next_0 {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
 
-          // Online softmax. m and l stay lane-replicated (block_q, 128), as in their scratch, so
-          // only the two row reductions cross lanes; the score tile reads m by repeating vregs.
-          %m_prev = vector.load %m_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
-          %l_prev = vector.load %l_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
-          %row_max_init = arith.constant dense<0xFF800000> : vector<128xf32>
-          // The scores after the last mask stage the kernel has.
-          %row_max = vector.multi_reduction <maximumf>, %logits, %row_max_init [1] : vector<128x128xf32> to vector<128xf32>
-          %row_max_col = vector.shape_cast %row_max : vector<128xf32> to vector<128x1xf32>
-          %row_max_lanes = vector.broadcast %row_max_col : vector<128x1xf32> to vector<128x128xf32>
-          %m_next = arith.maximumf %m_prev, %row_max_lanes : vector<128x128xf32>
-          %m_shift = arith.subf %m_prev, %m_next : vector<128x128xf32>
-          %alpha = math.exp %m_shift : vector<128x128xf32>
-          %s_shifted = arith.subf %logits, %m_next : vector<128x128xf32>
-          %p = math.exp %s_shifted : vector<128x128xf32>
-          %row_sum_init = arith.constant dense<0.000000e+00> : vector<128xf32>
-          %row_sum = vector.multi_reduction <add>, %p, %row_sum_init [1] : vector<128x128xf32> to vector<128xf32>
-          %row_sum_col = vector.shape_cast %row_sum : vector<128xf32> to vector<128x1xf32>
-          %row_sum_lanes = vector.broadcast %row_sum_col : vector<128x1xf32> to vector<128x128xf32>
-          %l_scaled = arith.mulf %alpha, %l_prev : vector<128x128xf32>
-          %l_next = arith.addf %l_scaled, %row_sum_lanes : vector<128x128xf32>
-          tpu.vector_store %m_scratch[%c0, %c0], %m_next {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
-          tpu.vector_store %l_scratch[%c0, %c0], %l_next {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
-
-          %v4 = vector.load %v_ref[%c0, %c0, %kv_offset, %c0] : memref<1x1x128x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x128x64xbf16>
-          %v = vector.shape_cast %v4 : vector<1x1x128x64xbf16> to vector<128x64xbf16>
-          %p_narrow = arith.truncf %p : vector<128x128xf32> to vector<128x128xbf16>
-          %pv_zero = arith.constant dense<0.000000e+00> : vector<128x64xf32>
-          %pv = tpu.matmul %p_narrow, %v, %pv_zero {
-              dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
-              transpose_lhs_hint = false} : vector<128x128xbf16>, vector<128x64xbf16>, vector<128x64xf32> -> vector<128x64xf32>
-          %acc_prev = vector.load %acc_scratch[%c0, %c0] : memref<128x64xf32, #tpu.memory_space<vmem>>, vector<128x64xf32>
-          // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
-          // head_dim_v neither below nor a multiple of 128, its column broadcast.
-          %alpha_acc = vector.extract_strided_slice %alpha
-              {offsets = [0, 0], sizes = [128, 64], strides = [1, 1]} : vector<128x128xf32> to vector<128x64xf32>
-          %acc_scaled = arith.mulf %alpha_acc, %acc_prev : vector<128x64xf32>
-          %acc_next = arith.addf %acc_scaled, %pv : vector<128x64xf32>
-          tpu.vector_store %acc_scratch[%c0, %c0], %acc_next {strides = array<i32>} : memref<128x64xf32, #tpu.memory_space<vmem>>, vector<128x64xf32>,
-        }
+        %v4_0 = vector.load %v_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x128x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x128x64xbf16>
+        %v_0 = vector.shape_cast %v4_0 : vector<1x1x128x64xbf16> to vector<128x64xbf16>
+        %p_narrow_0 = arith.truncf %p_0 : vector<128x128xf32> to vector<128x128xbf16>
+        %pv_0 = tpu.matmul %p_narrow_0, %v_0, %acc_zero {
+            dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
+            transpose_lhs_hint = false} : vector<128x128xbf16>, vector<128x64xbf16>, vector<128x64xf32> -> vector<128x64xf32>
+        %acc_prev_0 = vector.load %acc_scratch[%c0, %c0] : memref<128x64xf32, #tpu.memory_space<vmem>>, vector<128x64xf32>
+        // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
+        // head_dim_v neither below nor a multiple of 128, its column broadcast.
+        %alpha_acc_0 = vector.extract_strided_slice %alpha_0
+            {offsets = [0, 0], sizes = [128, 64], strides = [1, 1]} : vector<128x128xf32> to vector<128x64xf32>
+        %acc_scaled_0 = arith.mulf %alpha_acc_0, %acc_prev_0 : vector<128x64xf32>
+        %acc_next_0 = arith.addf %acc_scaled_0, %pv_0 : vector<128x64xf32>
+        tpu.vector_store %acc_scratch[%c0, %c0], %acc_next_0 {strides = array<i32>} : memref<128x64xf32, #tpu.memory_space<vmem>>, vector<128x64xf32>,
       }
     }
 
@@ -193,31 +190,30 @@ module {
     %c_last_step = arith.constant 15 : i32
     %last_step = arith.cmpi eq, %kv_step, %c_last_step : i32
     scf.if %last_step {
-      %m_lanes = vector.load %m_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
-      %l_lanes = vector.load %l_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
-      %m_final = vector.extract_strided_slice %m_lanes
-          {offsets = [0, 0], sizes = [128, 1], strides = [1, 1]} : vector<128x128xf32> to vector<128x1xf32>
-      %l_final = vector.extract_strided_slice %l_lanes
-          {offsets = [0, 0], sizes = [128, 1], strides = [1, 1]} : vector<128x128xf32> to vector<128x1xf32>
-      %mask_value_col = vector.broadcast %mask_value : f32 to vector<128x1xf32>
-      %kept_any = arith.cmpf one, %m_final, %mask_value_col : vector<128x1xf32>
-      %one_col = arith.constant dense<1.000000e+00> : vector<128x1xf32>
-      %l_safe = arith.select %kept_any, %l_final, %one_col : vector<128x1xi1>, vector<128x1xf32>
-      %inv_l = arith.divf %one_col, %l_safe : vector<128x1xf32>
+      // m, l and 1/l stay lane-replicated; 1/l is 0 for a row that kept nothing, which
+      // makes its output 0.
+      %m_final = vector.load %m_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
+      %l_final = vector.load %l_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
+      %mask_value_lanes = arith.constant dense<-2.38197633e+38> : vector<128x128xf32>
+      %kept_any = arith.cmpf one, %m_final, %mask_value_lanes : vector<128x128xf32>
+      %one_lanes = arith.constant dense<1.000000e+00> : vector<128x128xf32>
+      %zero_lanes = arith.constant dense<0.000000e+00> : vector<128x128xf32>
+      %inv_l_kept = arith.divf %one_lanes, %l_final : vector<128x128xf32>
+      %inv_l = arith.select %kept_any, %inv_l_kept, %zero_lanes : vector<128x128xi1>, vector<128x128xf32>
       %acc = vector.load %acc_scratch[%c0, %c0] : memref<128x64xf32, #tpu.memory_space<vmem>>, vector<128x64xf32>
-      %inv_l_acc = vector.broadcast %inv_l : vector<128x1xf32> to vector<128x64xf32>
+      %inv_l_acc = vector.extract_strided_slice %inv_l
+          {offsets = [0, 0], sizes = [128, 64], strides = [1, 1]} : vector<128x128xf32> to vector<128x64xf32>
       %out_f32 = arith.mulf %acc, %inv_l_acc : vector<128x64xf32>
-      %kept_any_acc = vector.broadcast %kept_any : vector<128x1xi1> to vector<128x64xi1>
-      %zero_acc = arith.constant dense<0.000000e+00> : vector<128x64xf32>
-      %out_rows = arith.select %kept_any_acc, %out_f32, %zero_acc : vector<128x64xi1>, vector<128x64xf32>
-      %out_narrow = arith.truncf %out_rows : vector<128x64xf32> to vector<128x64xbf16>
+      %out_narrow = arith.truncf %out_f32 : vector<128x64xf32> to vector<128x64xbf16>
       %out4 = vector.shape_cast %out_narrow : vector<128x64xbf16> to vector<1x1x128x64xbf16>
       tpu.vector_store %out_ref[%c0, %c0, %c0, %c0], %out4 {strides = array<i32>} : memref<1x1x128x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x128x64xbf16>,
-      %log_l = math.log %l_safe : vector<128x1xf32>
-      %lse_kept = arith.addf %m_final, %log_l : vector<128x1xf32>
-      %minus_inf = arith.constant dense<0xFF800000> : vector<128x1xf32>
-      %lse_col = arith.select %kept_any, %lse_kept, %minus_inf : vector<128x1xi1>, vector<128x1xf32>
-      %lse_lanes = vector.broadcast %lse_col : vector<128x1xf32> to vector<128x128xf32>
+      // lse = m · ln 2 + ln l (m is in base 2); -inf for a row that kept nothing.
+      %ln2 = arith.constant dense<6.93147182e-01> : vector<128x128xf32>
+      %m_natural = arith.mulf %m_final, %ln2 : vector<128x128xf32>
+      %log_l = math.log %l_final : vector<128x128xf32>
+      %lse_kept = arith.addf %m_natural, %log_l : vector<128x128xf32>
+      %minus_inf = arith.constant dense<0xFF800000> : vector<128x128xf32>
+      %lse_lanes = arith.select %kept_any, %lse_kept, %minus_inf : vector<128x128xi1>, vector<128x128xf32>
       %lse4 = vector.shape_cast %lse_lanes : vector<128x128xf32> to vector<1x1x128x128xf32>
       tpu.vector_store %lse_ref[%c0, %c0, %c0, %c0], %lse4 {strides = array<i32>} : memref<1x1x128x128xf32, #tpu.memory_space<vmem>>, vector<1x1x128x128xf32>,
     }

@@ -3,6 +3,8 @@
 // Template: templates/tpu/forward/kernel.mlir.tmpl
 // Template: templates/tpu/forward/mask_row.mlir.tmpl
 // Template: templates/tpu/forward/subtiles.mlir.tmpl
+// Template: templates/tpu/forward/scores.mlir.tmpl
+// Template: templates/tpu/forward/update.mlir.tmpl
 
 // Splash-style flash attention forward for TPU, as Mosaic MLIR at the level Pallas emits.
 // Grid (batch, q head, q block, kv step); the scalar-prefetched block plan says which kv
@@ -69,157 +71,272 @@ module {
     scf.if %live {
       %q4 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
       %q = vector.shape_cast %q4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
-      // Only partial tiles evaluate the mask. The branch is per grid step, around the
-      // whole sub-tile loop, so full tiles do no mask work and no score tile is yielded
-      // through a branch.
+      %s_zero = arith.constant dense<0.000000e+00> : vector<512x256xf32>
+      %acc_zero = arith.constant dense<0.000000e+00> : vector<512x128xf32>
+      %row_max_init = arith.constant dense<0xFF800000> : vector<512xf32>
+      %row_sum_init = arith.constant dense<0.000000e+00> : vector<512xf32>
+      %scale_log2e = arith.constant dense<1.27517432e-01> : vector<512x256xf32>
+      %mask_value_s = arith.constant dense<-2.38197633e+38> : vector<512x256xf32>
+      %c_block_q_i32 = arith.constant 512 : i32
+      %c_block_kv_i32 = arith.constant 512 : i32
+      %q_first = arith.muli %q_block, %c_block_q_i32 : i32
+      %kv_block_first = arith.muli %kv_block, %c_block_kv_i32 : i32
+      // Only partial tiles evaluate the mask. The branch is per grid step, around all the
+      // sub-tiles, so full tiles do no mask work and no score tile is yielded through a
+      // branch.
       %is_partial = arith.cmpi eq, %tile, %c1_i32 : i32
       scf.if %is_partial {
-        %c_subtiles = arith.constant 2 : index
-        %c_block_kv_compute = arith.constant 256 : index
-        scf.for %sub = %c0 to %c_subtiles step %c1 {
-          %kv_offset = arith.muli %sub, %c_block_kv_compute : index
-          %k4 = vector.load %k_ref[%c0, %c0, %kv_offset, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
-          %k = vector.shape_cast %k4 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
-          %s_zero = arith.constant dense<0.000000e+00> : vector<512x256xf32>
-          %qk = tpu.matmul %q, %k, %s_zero {
-              dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
-              transpose_lhs_hint = false} : vector<512x128xbf16>, vector<256x128xbf16>, vector<512x256xf32> -> vector<512x256xf32>
-          %scale = arith.constant dense<8.83883461e-02> : vector<512x256xf32>
-          %logits = arith.mulf %qk, %scale : vector<512x256xf32>
-          // This copy of the loop runs on partial tiles only: it evaluates the mask.
-          // Positions of this sub-tile's rows and columns, for the mask predicate.
-          %c_block_q_i32 = arith.constant 512 : i32
-          %c_block_kv_i32 = arith.constant 512 : i32
-          %q_first = arith.muli %q_block, %c_block_q_i32 : i32
-          %q_first_v = vector.broadcast %q_first : i32 to vector<512x256xi32>
-          %q_iota = tpu.iota {dimensions = array<i32: 0>} : vector<512x256xi32>
-          %q_pos = arith.addi %q_first_v, %q_iota : vector<512x256xi32>
-          %kv_offset_i32 = arith.index_cast %kv_offset : index to i32
-          %kv_block_first = arith.muli %kv_block, %c_block_kv_i32 : i32
-          %kv_first = arith.addi %kv_block_first, %kv_offset_i32 : i32
-          %kv_first_v = vector.broadcast %kv_first : i32 to vector<512x256xi32>
-          %kv_iota = tpu.iota {dimensions = array<i32: 1>} : vector<512x256xi32>
-          %kv_pos = arith.addi %kv_first_v, %kv_iota : vector<512x256xi32>
-          // The mask of docs/spec-format.md ("Masks") as lowered by generator/mask_lowering.h.
-          
-          %keep_static = arith.cmpi sle, %kv_pos, %q_pos : vector<512x256xi32>
-          %mask_value_s = vector.broadcast %mask_value : f32 to vector<512x256xf32>
-          %s_masked = arith.select %keep_static, %logits, %mask_value_s : vector<512x256xi1>, vector<512x256xf32>
-          // Segment ids are run-time data, so every live tile compares them.
-          %q_ids_lanes = vector.load %q_segment_ids_ref[%c0, %c0, %c0] : memref<1x512x128xi32, #tpu.memory_space<vmem>>, vector<1x512x128xi32>
-          %q_ids_2d = vector.shape_cast %q_ids_lanes : vector<1x512x128xi32> to vector<512x128xi32>
-          %q_ids_col = vector.extract_strided_slice %q_ids_2d
-              {offsets = [0, 0], sizes = [512, 1], strides = [1, 1]} : vector<512x128xi32> to vector<512x1xi32>
-          %q_ids = vector.broadcast %q_ids_col : vector<512x1xi32> to vector<512x256xi32>
-          %kv_ids_rows = vector.load %kv_segment_ids_ref[%c0, %c0, %kv_offset] : memref<1x8x512xi32, #tpu.memory_space<vmem>>, vector<1x1x256xi32>
-          %kv_ids_row = vector.shape_cast %kv_ids_rows : vector<1x1x256xi32> to vector<1x256xi32>
-          %kv_ids = vector.broadcast %kv_ids_row : vector<1x256xi32> to vector<512x256xi32>
-          %same_segment = arith.cmpi eq, %q_ids, %kv_ids : vector<512x256xi32>
-          %mask_value_seg = vector.broadcast %mask_value : f32 to vector<512x256xf32>
-          %s_segmented = arith.select %same_segment, %s_masked, %mask_value_seg : vector<512x256xi1>, vector<512x256xf32>
+        // The kv block's sub-tiles, unrolled in the plan's order: a sub-tile's QKᵀ is issued
+        // before the previous sub-tile's P·V, so the MXU, which takes its work in program order,
+        // multiplies while the VPU and EUP run the previous sub-tile's softmax.
+        // Sub-tile 0: keys [0, 256) of the kv block.
+        %kv_offset_0 = arith.constant 0 : index
+        %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
+        %k_0 = vector.shape_cast %k4_0 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
+        %qk_0 = tpu.matmul %q, %k_0, %s_zero {
+            dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
+            transpose_lhs_hint = false} : vector<512x128xbf16>, vector<256x128xbf16>, vector<512x256xf32> -> vector<512x256xf32>
+        // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
+        %logits_0 = arith.mulf %qk_0, %scale_log2e : vector<512x256xf32>
+        // This copy runs on partial tiles only: it evaluates the mask.
+        // Positions of this sub-tile's rows and columns, for the mask predicate.
+        %q_first_v_0 = vector.broadcast %q_first : i32 to vector<512x256xi32>
+        %q_iota_0 = tpu.iota {dimensions = array<i32: 0>} : vector<512x256xi32>
+        %q_pos_0 = arith.addi %q_first_v_0, %q_iota_0 : vector<512x256xi32>
+        %kv_offset_i32_0 = arith.constant 0 : i32
+        %kv_first_0 = arith.addi %kv_block_first, %kv_offset_i32_0 : i32
+        %kv_first_v_0 = vector.broadcast %kv_first_0 : i32 to vector<512x256xi32>
+        %kv_iota_0 = tpu.iota {dimensions = array<i32: 1>} : vector<512x256xi32>
+        %kv_pos_0 = arith.addi %kv_first_v_0, %kv_iota_0 : vector<512x256xi32>
+        // The mask of docs/spec-format.md §4 as lowered by generator/mask_lowering.h.
 
-          // Online softmax. m and l stay lane-replicated (block_q, 128), as in their scratch, so
-          // only the two row reductions cross lanes; the score tile reads m by repeating vregs.
-          %m_prev = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-          %l_prev = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-          %row_max_init = arith.constant dense<0xFF800000> : vector<512xf32>
-          // The scores after the last mask stage the kernel has.
-          %row_max = vector.multi_reduction <maximumf>, %s_segmented, %row_max_init [1] : vector<512x256xf32> to vector<512xf32>
-          %row_max_col = vector.shape_cast %row_max : vector<512xf32> to vector<512x1xf32>
-          %row_max_lanes = vector.broadcast %row_max_col : vector<512x1xf32> to vector<512x128xf32>
-          %m_next = arith.maximumf %m_prev, %row_max_lanes : vector<512x128xf32>
-          %m_shift = arith.subf %m_prev, %m_next : vector<512x128xf32>
-          %alpha = math.exp %m_shift : vector<512x128xf32>
-          %m_next_s = tpu.repeat %m_next, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
-          %s_shifted = arith.subf %s_segmented, %m_next_s : vector<512x256xf32>
-          %p = math.exp %s_shifted : vector<512x256xf32>
-          %row_sum_init = arith.constant dense<0.000000e+00> : vector<512xf32>
-          %row_sum = vector.multi_reduction <add>, %p, %row_sum_init [1] : vector<512x256xf32> to vector<512xf32>
-          %row_sum_col = vector.shape_cast %row_sum : vector<512xf32> to vector<512x1xf32>
-          %row_sum_lanes = vector.broadcast %row_sum_col : vector<512x1xf32> to vector<512x128xf32>
-          %l_scaled = arith.mulf %alpha, %l_prev : vector<512x128xf32>
-          %l_next = arith.addf %l_scaled, %row_sum_lanes : vector<512x128xf32>
-          tpu.vector_store %m_scratch[%c0, %c0], %m_next {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
-          tpu.vector_store %l_scratch[%c0, %c0], %l_next {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        %keep_static_0 = arith.cmpi sle, %kv_pos_0, %q_pos_0 : vector<512x256xi32>
+        %s_masked_0 = arith.select %keep_static_0, %logits_0, %mask_value_s : vector<512x256xi1>, vector<512x256xf32>
+        // Segment ids are run-time data, so every live tile compares them.
+        %q_ids_lanes_0 = vector.load %q_segment_ids_ref[%c0, %c0, %c0] : memref<1x512x128xi32, #tpu.memory_space<vmem>>, vector<1x512x128xi32>
+        %q_ids_2d_0 = vector.shape_cast %q_ids_lanes_0 : vector<1x512x128xi32> to vector<512x128xi32>
+        %q_ids_col_0 = vector.extract_strided_slice %q_ids_2d_0
+            {offsets = [0, 0], sizes = [512, 1], strides = [1, 1]} : vector<512x128xi32> to vector<512x1xi32>
+        %q_ids_0 = vector.broadcast %q_ids_col_0 : vector<512x1xi32> to vector<512x256xi32>
+        %kv_ids_rows_0 = vector.load %kv_segment_ids_ref[%c0, %c0, %kv_offset_0] : memref<1x8x512xi32, #tpu.memory_space<vmem>>, vector<1x1x256xi32>
+        %kv_ids_row_0 = vector.shape_cast %kv_ids_rows_0 : vector<1x1x256xi32> to vector<1x256xi32>
+        %kv_ids_0 = vector.broadcast %kv_ids_row_0 : vector<1x256xi32> to vector<512x256xi32>
+        %same_segment_0 = arith.cmpi eq, %q_ids_0, %kv_ids_0 : vector<512x256xi32>
+        %s_segmented_0 = arith.select %same_segment_0, %s_masked_0, %mask_value_s : vector<512x256xi1>, vector<512x256xf32>
+        // Sub-tile 1: keys [256, 512) of the kv block.
+        %kv_offset_1 = arith.constant 256 : index
+        %k4_1 = vector.load %k_ref[%c0, %c0, %kv_offset_1, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
+        %k_1 = vector.shape_cast %k4_1 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
+        %qk_1 = tpu.matmul %q, %k_1, %s_zero {
+            dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
+            transpose_lhs_hint = false} : vector<512x128xbf16>, vector<256x128xbf16>, vector<512x256xf32> -> vector<512x256xf32>
+        // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
+        %logits_1 = arith.mulf %qk_1, %scale_log2e : vector<512x256xf32>
+        // This copy runs on partial tiles only: it evaluates the mask.
+        // Positions of this sub-tile's rows and columns, for the mask predicate.
+        %q_first_v_1 = vector.broadcast %q_first : i32 to vector<512x256xi32>
+        %q_iota_1 = tpu.iota {dimensions = array<i32: 0>} : vector<512x256xi32>
+        %q_pos_1 = arith.addi %q_first_v_1, %q_iota_1 : vector<512x256xi32>
+        %kv_offset_i32_1 = arith.constant 256 : i32
+        %kv_first_1 = arith.addi %kv_block_first, %kv_offset_i32_1 : i32
+        %kv_first_v_1 = vector.broadcast %kv_first_1 : i32 to vector<512x256xi32>
+        %kv_iota_1 = tpu.iota {dimensions = array<i32: 1>} : vector<512x256xi32>
+        %kv_pos_1 = arith.addi %kv_first_v_1, %kv_iota_1 : vector<512x256xi32>
+        // The mask of docs/spec-format.md §4 as lowered by generator/mask_lowering.h.
 
-          %v4 = vector.load %v_ref[%c0, %c0, %kv_offset, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
-          %v = vector.shape_cast %v4 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
-          %p_narrow = arith.truncf %p : vector<512x256xf32> to vector<512x256xbf16>
-          %pv_zero = arith.constant dense<0.000000e+00> : vector<512x128xf32>
-          %pv = tpu.matmul %p_narrow, %v, %pv_zero {
-              dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
-              transpose_lhs_hint = false} : vector<512x256xbf16>, vector<256x128xbf16>, vector<512x128xf32> -> vector<512x128xf32>
-          %acc_prev = vector.load %acc_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-          // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
-          // head_dim_v neither below nor a multiple of 128, its column broadcast.
-          %acc_scaled = arith.mulf %alpha, %acc_prev : vector<512x128xf32>
-          %acc_next = arith.addf %acc_scaled, %pv : vector<512x128xf32>
-          tpu.vector_store %acc_scratch[%c0, %c0], %acc_next {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
-        }
+        %keep_static_1 = arith.cmpi sle, %kv_pos_1, %q_pos_1 : vector<512x256xi32>
+        %s_masked_1 = arith.select %keep_static_1, %logits_1, %mask_value_s : vector<512x256xi1>, vector<512x256xf32>
+        // Segment ids are run-time data, so every live tile compares them.
+        %q_ids_lanes_1 = vector.load %q_segment_ids_ref[%c0, %c0, %c0] : memref<1x512x128xi32, #tpu.memory_space<vmem>>, vector<1x512x128xi32>
+        %q_ids_2d_1 = vector.shape_cast %q_ids_lanes_1 : vector<1x512x128xi32> to vector<512x128xi32>
+        %q_ids_col_1 = vector.extract_strided_slice %q_ids_2d_1
+            {offsets = [0, 0], sizes = [512, 1], strides = [1, 1]} : vector<512x128xi32> to vector<512x1xi32>
+        %q_ids_1 = vector.broadcast %q_ids_col_1 : vector<512x1xi32> to vector<512x256xi32>
+        %kv_ids_rows_1 = vector.load %kv_segment_ids_ref[%c0, %c0, %kv_offset_1] : memref<1x8x512xi32, #tpu.memory_space<vmem>>, vector<1x1x256xi32>
+        %kv_ids_row_1 = vector.shape_cast %kv_ids_rows_1 : vector<1x1x256xi32> to vector<1x256xi32>
+        %kv_ids_1 = vector.broadcast %kv_ids_row_1 : vector<1x256xi32> to vector<512x256xi32>
+        %same_segment_1 = arith.cmpi eq, %q_ids_1, %kv_ids_1 : vector<512x256xi32>
+        %s_segmented_1 = arith.select %same_segment_1, %s_masked_1, %mask_value_s : vector<512x256xi1>, vector<512x256xf32>
+        // Online softmax of sub-tile 0 in base 2. m and l stay lane-replicated (block_q, 128),
+        // as in their scratch, so only the two row reductions cross lanes; the score tile reads m
+        // by repeating vregs.
+        %m_prev_0 = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        %l_prev_0 = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        %row_max_0 = vector.multi_reduction <maximumf>, %s_segmented_0, %row_max_init [1] : vector<512x256xf32> to vector<512xf32>
+        %row_max_col_0 = vector.shape_cast %row_max_0 : vector<512xf32> to vector<512x1xf32>
+        %row_max_lanes_0 = vector.broadcast %row_max_col_0 : vector<512x1xf32> to vector<512x128xf32>
+        %m_next_0 = arith.maximumf %m_prev_0, %row_max_lanes_0 : vector<512x128xf32>
+        %m_shift_0 = arith.subf %m_prev_0, %m_next_0 : vector<512x128xf32>
+        %alpha_0 = math.exp2 %m_shift_0 : vector<512x128xf32>
+        %m_next_s_0 = tpu.repeat %m_next_0, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
+        %s_shifted_0 = arith.subf %s_segmented_0, %m_next_s_0 : vector<512x256xf32>
+        %p_0 = math.exp2 %s_shifted_0 : vector<512x256xf32>
+        %row_sum_0 = vector.multi_reduction <add>, %p_0, %row_sum_init [1] : vector<512x256xf32> to vector<512xf32>
+        %row_sum_col_0 = vector.shape_cast %row_sum_0 : vector<512xf32> to vector<512x1xf32>
+        %row_sum_lanes_0 = vector.broadcast %row_sum_col_0 : vector<512x1xf32> to vector<512x128xf32>
+        %l_scaled_0 = arith.mulf %alpha_0, %l_prev_0 : vector<512x128xf32>
+        %l_next_0 = arith.addf %l_scaled_0, %row_sum_lanes_0 : vector<512x128xf32>
+        tpu.vector_store %m_scratch[%c0, %c0], %m_next_0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        tpu.vector_store %l_scratch[%c0, %c0], %l_next_0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+
+        %v4_0 = vector.load %v_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
+        %v_0 = vector.shape_cast %v4_0 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
+        %p_narrow_0 = arith.truncf %p_0 : vector<512x256xf32> to vector<512x256xbf16>
+        %pv_0 = tpu.matmul %p_narrow_0, %v_0, %acc_zero {
+            dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
+            transpose_lhs_hint = false} : vector<512x256xbf16>, vector<256x128xbf16>, vector<512x128xf32> -> vector<512x128xf32>
+        %acc_prev_0 = vector.load %acc_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
+        // head_dim_v neither below nor a multiple of 128, its column broadcast.
+        %acc_scaled_0 = arith.mulf %alpha_0, %acc_prev_0 : vector<512x128xf32>
+        %acc_next_0 = arith.addf %acc_scaled_0, %pv_0 : vector<512x128xf32>
+        tpu.vector_store %acc_scratch[%c0, %c0], %acc_next_0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        // Online softmax of sub-tile 1 in base 2. m and l stay lane-replicated (block_q, 128),
+        // as in their scratch, so only the two row reductions cross lanes; the score tile reads m
+        // by repeating vregs.
+        %m_prev_1 = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        %l_prev_1 = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        %row_max_1 = vector.multi_reduction <maximumf>, %s_segmented_1, %row_max_init [1] : vector<512x256xf32> to vector<512xf32>
+        %row_max_col_1 = vector.shape_cast %row_max_1 : vector<512xf32> to vector<512x1xf32>
+        %row_max_lanes_1 = vector.broadcast %row_max_col_1 : vector<512x1xf32> to vector<512x128xf32>
+        %m_next_1 = arith.maximumf %m_prev_1, %row_max_lanes_1 : vector<512x128xf32>
+        %m_shift_1 = arith.subf %m_prev_1, %m_next_1 : vector<512x128xf32>
+        %alpha_1 = math.exp2 %m_shift_1 : vector<512x128xf32>
+        %m_next_s_1 = tpu.repeat %m_next_1, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
+        %s_shifted_1 = arith.subf %s_segmented_1, %m_next_s_1 : vector<512x256xf32>
+        %p_1 = math.exp2 %s_shifted_1 : vector<512x256xf32>
+        %row_sum_1 = vector.multi_reduction <add>, %p_1, %row_sum_init [1] : vector<512x256xf32> to vector<512xf32>
+        %row_sum_col_1 = vector.shape_cast %row_sum_1 : vector<512xf32> to vector<512x1xf32>
+        %row_sum_lanes_1 = vector.broadcast %row_sum_col_1 : vector<512x1xf32> to vector<512x128xf32>
+        %l_scaled_1 = arith.mulf %alpha_1, %l_prev_1 : vector<512x128xf32>
+        %l_next_1 = arith.addf %l_scaled_1, %row_sum_lanes_1 : vector<512x128xf32>
+        tpu.vector_store %m_scratch[%c0, %c0], %m_next_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        tpu.vector_store %l_scratch[%c0, %c0], %l_next_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+
+        %v4_1 = vector.load %v_ref[%c0, %c0, %kv_offset_1, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
+        %v_1 = vector.shape_cast %v4_1 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
+        %p_narrow_1 = arith.truncf %p_1 : vector<512x256xf32> to vector<512x256xbf16>
+        %pv_1 = tpu.matmul %p_narrow_1, %v_1, %acc_zero {
+            dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
+            transpose_lhs_hint = false} : vector<512x256xbf16>, vector<256x128xbf16>, vector<512x128xf32> -> vector<512x128xf32>
+        %acc_prev_1 = vector.load %acc_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
+        // head_dim_v neither below nor a multiple of 128, its column broadcast.
+        %acc_scaled_1 = arith.mulf %alpha_1, %acc_prev_1 : vector<512x128xf32>
+        %acc_next_1 = arith.addf %acc_scaled_1, %pv_1 : vector<512x128xf32>
+        tpu.vector_store %acc_scratch[%c0, %c0], %acc_next_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
       } else {
-        %c_subtiles = arith.constant 2 : index
-        %c_block_kv_compute = arith.constant 256 : index
-        scf.for %sub = %c0 to %c_subtiles step %c1 {
-          %kv_offset = arith.muli %sub, %c_block_kv_compute : index
-          %k4 = vector.load %k_ref[%c0, %c0, %kv_offset, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
-          %k = vector.shape_cast %k4 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
-          %s_zero = arith.constant dense<0.000000e+00> : vector<512x256xf32>
-          %qk = tpu.matmul %q, %k, %s_zero {
-              dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
-              transpose_lhs_hint = false} : vector<512x128xbf16>, vector<256x128xbf16>, vector<512x256xf32> -> vector<512x256xf32>
-          %scale = arith.constant dense<8.83883461e-02> : vector<512x256xf32>
-          %logits = arith.mulf %qk, %scale : vector<512x256xf32>
-          // Segment ids are run-time data, so every live tile compares them.
-          %q_ids_lanes = vector.load %q_segment_ids_ref[%c0, %c0, %c0] : memref<1x512x128xi32, #tpu.memory_space<vmem>>, vector<1x512x128xi32>
-          %q_ids_2d = vector.shape_cast %q_ids_lanes : vector<1x512x128xi32> to vector<512x128xi32>
-          %q_ids_col = vector.extract_strided_slice %q_ids_2d
-              {offsets = [0, 0], sizes = [512, 1], strides = [1, 1]} : vector<512x128xi32> to vector<512x1xi32>
-          %q_ids = vector.broadcast %q_ids_col : vector<512x1xi32> to vector<512x256xi32>
-          %kv_ids_rows = vector.load %kv_segment_ids_ref[%c0, %c0, %kv_offset] : memref<1x8x512xi32, #tpu.memory_space<vmem>>, vector<1x1x256xi32>
-          %kv_ids_row = vector.shape_cast %kv_ids_rows : vector<1x1x256xi32> to vector<1x256xi32>
-          %kv_ids = vector.broadcast %kv_ids_row : vector<1x256xi32> to vector<512x256xi32>
-          %same_segment = arith.cmpi eq, %q_ids, %kv_ids : vector<512x256xi32>
-          %mask_value_seg = vector.broadcast %mask_value : f32 to vector<512x256xf32>
-          %s_segmented = arith.select %same_segment, %logits, %mask_value_seg : vector<512x256xi1>, vector<512x256xf32>
+        // The kv block's sub-tiles, unrolled in the plan's order: a sub-tile's QKᵀ is issued
+        // before the previous sub-tile's P·V, so the MXU, which takes its work in program order,
+        // multiplies while the VPU and EUP run the previous sub-tile's softmax.
+        // Sub-tile 0: keys [0, 256) of the kv block.
+        %kv_offset_0 = arith.constant 0 : index
+        %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
+        %k_0 = vector.shape_cast %k4_0 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
+        %qk_0 = tpu.matmul %q, %k_0, %s_zero {
+            dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
+            transpose_lhs_hint = false} : vector<512x128xbf16>, vector<256x128xbf16>, vector<512x256xf32> -> vector<512x256xf32>
+        // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
+        %logits_0 = arith.mulf %qk_0, %scale_log2e : vector<512x256xf32>
+        // Segment ids are run-time data, so every live tile compares them.
+        %q_ids_lanes_0 = vector.load %q_segment_ids_ref[%c0, %c0, %c0] : memref<1x512x128xi32, #tpu.memory_space<vmem>>, vector<1x512x128xi32>
+        %q_ids_2d_0 = vector.shape_cast %q_ids_lanes_0 : vector<1x512x128xi32> to vector<512x128xi32>
+        %q_ids_col_0 = vector.extract_strided_slice %q_ids_2d_0
+            {offsets = [0, 0], sizes = [512, 1], strides = [1, 1]} : vector<512x128xi32> to vector<512x1xi32>
+        %q_ids_0 = vector.broadcast %q_ids_col_0 : vector<512x1xi32> to vector<512x256xi32>
+        %kv_ids_rows_0 = vector.load %kv_segment_ids_ref[%c0, %c0, %kv_offset_0] : memref<1x8x512xi32, #tpu.memory_space<vmem>>, vector<1x1x256xi32>
+        %kv_ids_row_0 = vector.shape_cast %kv_ids_rows_0 : vector<1x1x256xi32> to vector<1x256xi32>
+        %kv_ids_0 = vector.broadcast %kv_ids_row_0 : vector<1x256xi32> to vector<512x256xi32>
+        %same_segment_0 = arith.cmpi eq, %q_ids_0, %kv_ids_0 : vector<512x256xi32>
+        %s_segmented_0 = arith.select %same_segment_0, %logits_0, %mask_value_s : vector<512x256xi1>, vector<512x256xf32>
+        // Sub-tile 1: keys [256, 512) of the kv block.
+        %kv_offset_1 = arith.constant 256 : index
+        %k4_1 = vector.load %k_ref[%c0, %c0, %kv_offset_1, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
+        %k_1 = vector.shape_cast %k4_1 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
+        %qk_1 = tpu.matmul %q, %k_1, %s_zero {
+            dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
+            transpose_lhs_hint = false} : vector<512x128xbf16>, vector<256x128xbf16>, vector<512x256xf32> -> vector<512x256xf32>
+        // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
+        %logits_1 = arith.mulf %qk_1, %scale_log2e : vector<512x256xf32>
+        // Segment ids are run-time data, so every live tile compares them.
+        %q_ids_lanes_1 = vector.load %q_segment_ids_ref[%c0, %c0, %c0] : memref<1x512x128xi32, #tpu.memory_space<vmem>>, vector<1x512x128xi32>
+        %q_ids_2d_1 = vector.shape_cast %q_ids_lanes_1 : vector<1x512x128xi32> to vector<512x128xi32>
+        %q_ids_col_1 = vector.extract_strided_slice %q_ids_2d_1
+            {offsets = [0, 0], sizes = [512, 1], strides = [1, 1]} : vector<512x128xi32> to vector<512x1xi32>
+        %q_ids_1 = vector.broadcast %q_ids_col_1 : vector<512x1xi32> to vector<512x256xi32>
+        %kv_ids_rows_1 = vector.load %kv_segment_ids_ref[%c0, %c0, %kv_offset_1] : memref<1x8x512xi32, #tpu.memory_space<vmem>>, vector<1x1x256xi32>
+        %kv_ids_row_1 = vector.shape_cast %kv_ids_rows_1 : vector<1x1x256xi32> to vector<1x256xi32>
+        %kv_ids_1 = vector.broadcast %kv_ids_row_1 : vector<1x256xi32> to vector<512x256xi32>
+        %same_segment_1 = arith.cmpi eq, %q_ids_1, %kv_ids_1 : vector<512x256xi32>
+        %s_segmented_1 = arith.select %same_segment_1, %logits_1, %mask_value_s : vector<512x256xi1>, vector<512x256xf32>
+        // Online softmax of sub-tile 0 in base 2. m and l stay lane-replicated (block_q, 128),
+        // as in their scratch, so only the two row reductions cross lanes; the score tile reads m
+        // by repeating vregs.
+        %m_prev_0 = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        %l_prev_0 = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        %row_max_0 = vector.multi_reduction <maximumf>, %s_segmented_0, %row_max_init [1] : vector<512x256xf32> to vector<512xf32>
+        %row_max_col_0 = vector.shape_cast %row_max_0 : vector<512xf32> to vector<512x1xf32>
+        %row_max_lanes_0 = vector.broadcast %row_max_col_0 : vector<512x1xf32> to vector<512x128xf32>
+        %m_next_0 = arith.maximumf %m_prev_0, %row_max_lanes_0 : vector<512x128xf32>
+        %m_shift_0 = arith.subf %m_prev_0, %m_next_0 : vector<512x128xf32>
+        %alpha_0 = math.exp2 %m_shift_0 : vector<512x128xf32>
+        %m_next_s_0 = tpu.repeat %m_next_0, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
+        %s_shifted_0 = arith.subf %s_segmented_0, %m_next_s_0 : vector<512x256xf32>
+        %p_0 = math.exp2 %s_shifted_0 : vector<512x256xf32>
+        %row_sum_0 = vector.multi_reduction <add>, %p_0, %row_sum_init [1] : vector<512x256xf32> to vector<512xf32>
+        %row_sum_col_0 = vector.shape_cast %row_sum_0 : vector<512xf32> to vector<512x1xf32>
+        %row_sum_lanes_0 = vector.broadcast %row_sum_col_0 : vector<512x1xf32> to vector<512x128xf32>
+        %l_scaled_0 = arith.mulf %alpha_0, %l_prev_0 : vector<512x128xf32>
+        %l_next_0 = arith.addf %l_scaled_0, %row_sum_lanes_0 : vector<512x128xf32>
+        tpu.vector_store %m_scratch[%c0, %c0], %m_next_0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        tpu.vector_store %l_scratch[%c0, %c0], %l_next_0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
 
-          // Online softmax. m and l stay lane-replicated (block_q, 128), as in their scratch, so
-          // only the two row reductions cross lanes; the score tile reads m by repeating vregs.
-          %m_prev = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-          %l_prev = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-          %row_max_init = arith.constant dense<0xFF800000> : vector<512xf32>
-          // The scores after the last mask stage the kernel has.
-          %row_max = vector.multi_reduction <maximumf>, %s_segmented, %row_max_init [1] : vector<512x256xf32> to vector<512xf32>
-          %row_max_col = vector.shape_cast %row_max : vector<512xf32> to vector<512x1xf32>
-          %row_max_lanes = vector.broadcast %row_max_col : vector<512x1xf32> to vector<512x128xf32>
-          %m_next = arith.maximumf %m_prev, %row_max_lanes : vector<512x128xf32>
-          %m_shift = arith.subf %m_prev, %m_next : vector<512x128xf32>
-          %alpha = math.exp %m_shift : vector<512x128xf32>
-          %m_next_s = tpu.repeat %m_next, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
-          %s_shifted = arith.subf %s_segmented, %m_next_s : vector<512x256xf32>
-          %p = math.exp %s_shifted : vector<512x256xf32>
-          %row_sum_init = arith.constant dense<0.000000e+00> : vector<512xf32>
-          %row_sum = vector.multi_reduction <add>, %p, %row_sum_init [1] : vector<512x256xf32> to vector<512xf32>
-          %row_sum_col = vector.shape_cast %row_sum : vector<512xf32> to vector<512x1xf32>
-          %row_sum_lanes = vector.broadcast %row_sum_col : vector<512x1xf32> to vector<512x128xf32>
-          %l_scaled = arith.mulf %alpha, %l_prev : vector<512x128xf32>
-          %l_next = arith.addf %l_scaled, %row_sum_lanes : vector<512x128xf32>
-          tpu.vector_store %m_scratch[%c0, %c0], %m_next {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
-          tpu.vector_store %l_scratch[%c0, %c0], %l_next {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        %v4_0 = vector.load %v_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
+        %v_0 = vector.shape_cast %v4_0 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
+        %p_narrow_0 = arith.truncf %p_0 : vector<512x256xf32> to vector<512x256xbf16>
+        %pv_0 = tpu.matmul %p_narrow_0, %v_0, %acc_zero {
+            dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
+            transpose_lhs_hint = false} : vector<512x256xbf16>, vector<256x128xbf16>, vector<512x128xf32> -> vector<512x128xf32>
+        %acc_prev_0 = vector.load %acc_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
+        // head_dim_v neither below nor a multiple of 128, its column broadcast.
+        %acc_scaled_0 = arith.mulf %alpha_0, %acc_prev_0 : vector<512x128xf32>
+        %acc_next_0 = arith.addf %acc_scaled_0, %pv_0 : vector<512x128xf32>
+        tpu.vector_store %acc_scratch[%c0, %c0], %acc_next_0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        // Online softmax of sub-tile 1 in base 2. m and l stay lane-replicated (block_q, 128),
+        // as in their scratch, so only the two row reductions cross lanes; the score tile reads m
+        // by repeating vregs.
+        %m_prev_1 = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        %l_prev_1 = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        %row_max_1 = vector.multi_reduction <maximumf>, %s_segmented_1, %row_max_init [1] : vector<512x256xf32> to vector<512xf32>
+        %row_max_col_1 = vector.shape_cast %row_max_1 : vector<512xf32> to vector<512x1xf32>
+        %row_max_lanes_1 = vector.broadcast %row_max_col_1 : vector<512x1xf32> to vector<512x128xf32>
+        %m_next_1 = arith.maximumf %m_prev_1, %row_max_lanes_1 : vector<512x128xf32>
+        %m_shift_1 = arith.subf %m_prev_1, %m_next_1 : vector<512x128xf32>
+        %alpha_1 = math.exp2 %m_shift_1 : vector<512x128xf32>
+        %m_next_s_1 = tpu.repeat %m_next_1, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
+        %s_shifted_1 = arith.subf %s_segmented_1, %m_next_s_1 : vector<512x256xf32>
+        %p_1 = math.exp2 %s_shifted_1 : vector<512x256xf32>
+        %row_sum_1 = vector.multi_reduction <add>, %p_1, %row_sum_init [1] : vector<512x256xf32> to vector<512xf32>
+        %row_sum_col_1 = vector.shape_cast %row_sum_1 : vector<512xf32> to vector<512x1xf32>
+        %row_sum_lanes_1 = vector.broadcast %row_sum_col_1 : vector<512x1xf32> to vector<512x128xf32>
+        %l_scaled_1 = arith.mulf %alpha_1, %l_prev_1 : vector<512x128xf32>
+        %l_next_1 = arith.addf %l_scaled_1, %row_sum_lanes_1 : vector<512x128xf32>
+        tpu.vector_store %m_scratch[%c0, %c0], %m_next_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        tpu.vector_store %l_scratch[%c0, %c0], %l_next_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
 
-          %v4 = vector.load %v_ref[%c0, %c0, %kv_offset, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
-          %v = vector.shape_cast %v4 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
-          %p_narrow = arith.truncf %p : vector<512x256xf32> to vector<512x256xbf16>
-          %pv_zero = arith.constant dense<0.000000e+00> : vector<512x128xf32>
-          %pv = tpu.matmul %p_narrow, %v, %pv_zero {
-              dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
-              transpose_lhs_hint = false} : vector<512x256xbf16>, vector<256x128xbf16>, vector<512x128xf32> -> vector<512x128xf32>
-          %acc_prev = vector.load %acc_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-          // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
-          // head_dim_v neither below nor a multiple of 128, its column broadcast.
-          %acc_scaled = arith.mulf %alpha, %acc_prev : vector<512x128xf32>
-          %acc_next = arith.addf %acc_scaled, %pv : vector<512x128xf32>
-          tpu.vector_store %acc_scratch[%c0, %c0], %acc_next {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
-        }
+        %v4_1 = vector.load %v_ref[%c0, %c0, %kv_offset_1, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
+        %v_1 = vector.shape_cast %v4_1 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
+        %p_narrow_1 = arith.truncf %p_1 : vector<512x256xf32> to vector<512x256xbf16>
+        %pv_1 = tpu.matmul %p_narrow_1, %v_1, %acc_zero {
+            dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
+            transpose_lhs_hint = false} : vector<512x256xbf16>, vector<256x128xbf16>, vector<512x128xf32> -> vector<512x128xf32>
+        %acc_prev_1 = vector.load %acc_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
+        // head_dim_v neither below nor a multiple of 128, its column broadcast.
+        %acc_scaled_1 = arith.mulf %alpha_1, %acc_prev_1 : vector<512x128xf32>
+        %acc_next_1 = arith.addf %acc_scaled_1, %pv_1 : vector<512x128xf32>
+        tpu.vector_store %acc_scratch[%c0, %c0], %acc_next_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
       }
     }
 
@@ -228,31 +345,28 @@ module {
     %c_last_step = arith.constant 15 : i32
     %last_step = arith.cmpi eq, %kv_step, %c_last_step : i32
     scf.if %last_step {
-      %m_lanes = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-      %l_lanes = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-      %m_final = vector.extract_strided_slice %m_lanes
-          {offsets = [0, 0], sizes = [512, 1], strides = [1, 1]} : vector<512x128xf32> to vector<512x1xf32>
-      %l_final = vector.extract_strided_slice %l_lanes
-          {offsets = [0, 0], sizes = [512, 1], strides = [1, 1]} : vector<512x128xf32> to vector<512x1xf32>
-      %mask_value_col = vector.broadcast %mask_value : f32 to vector<512x1xf32>
-      %kept_any = arith.cmpf one, %m_final, %mask_value_col : vector<512x1xf32>
-      %one_col = arith.constant dense<1.000000e+00> : vector<512x1xf32>
-      %l_safe = arith.select %kept_any, %l_final, %one_col : vector<512x1xi1>, vector<512x1xf32>
-      %inv_l = arith.divf %one_col, %l_safe : vector<512x1xf32>
+      // m, l and 1/l stay lane-replicated; 1/l is 0 for a row that kept nothing, which
+      // makes its output 0.
+      %m_final = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+      %l_final = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+      %mask_value_lanes = arith.constant dense<-2.38197633e+38> : vector<512x128xf32>
+      %kept_any = arith.cmpf one, %m_final, %mask_value_lanes : vector<512x128xf32>
+      %one_lanes = arith.constant dense<1.000000e+00> : vector<512x128xf32>
+      %zero_lanes = arith.constant dense<0.000000e+00> : vector<512x128xf32>
+      %inv_l_kept = arith.divf %one_lanes, %l_final : vector<512x128xf32>
+      %inv_l = arith.select %kept_any, %inv_l_kept, %zero_lanes : vector<512x128xi1>, vector<512x128xf32>
       %acc = vector.load %acc_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-      %inv_l_acc = vector.broadcast %inv_l : vector<512x1xf32> to vector<512x128xf32>
-      %out_f32 = arith.mulf %acc, %inv_l_acc : vector<512x128xf32>
-      %kept_any_acc = vector.broadcast %kept_any : vector<512x1xi1> to vector<512x128xi1>
-      %zero_acc = arith.constant dense<0.000000e+00> : vector<512x128xf32>
-      %out_rows = arith.select %kept_any_acc, %out_f32, %zero_acc : vector<512x128xi1>, vector<512x128xf32>
-      %out_narrow = arith.truncf %out_rows : vector<512x128xf32> to vector<512x128xbf16>
+      %out_f32 = arith.mulf %acc, %inv_l : vector<512x128xf32>
+      %out_narrow = arith.truncf %out_f32 : vector<512x128xf32> to vector<512x128xbf16>
       %out4 = vector.shape_cast %out_narrow : vector<512x128xbf16> to vector<1x1x512x128xbf16>
       tpu.vector_store %out_ref[%c0, %c0, %c0, %c0], %out4 {strides = array<i32>} : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>,
-      %log_l = math.log %l_safe : vector<512x1xf32>
-      %lse_kept = arith.addf %m_final, %log_l : vector<512x1xf32>
-      %minus_inf = arith.constant dense<0xFF800000> : vector<512x1xf32>
-      %lse_col = arith.select %kept_any, %lse_kept, %minus_inf : vector<512x1xi1>, vector<512x1xf32>
-      %lse_lanes = vector.broadcast %lse_col : vector<512x1xf32> to vector<512x128xf32>
+      // lse = m · ln 2 + ln l (m is in base 2); -inf for a row that kept nothing.
+      %ln2 = arith.constant dense<6.93147182e-01> : vector<512x128xf32>
+      %m_natural = arith.mulf %m_final, %ln2 : vector<512x128xf32>
+      %log_l = math.log %l_final : vector<512x128xf32>
+      %lse_kept = arith.addf %m_natural, %log_l : vector<512x128xf32>
+      %minus_inf = arith.constant dense<0xFF800000> : vector<512x128xf32>
+      %lse_lanes = arith.select %kept_any, %lse_kept, %minus_inf : vector<512x128xi1>, vector<512x128xf32>
       %lse4 = vector.shape_cast %lse_lanes : vector<512x128xf32> to vector<1x1x512x128xf32>
       tpu.vector_store %lse_ref[%c0, %c0, %c0, %c0], %lse4 {strides = array<i32>} : memref<1x1x512x128xf32, #tpu.memory_space<vmem>>, vector<1x1x512x128xf32>,
     }

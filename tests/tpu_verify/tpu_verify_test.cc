@@ -4,6 +4,7 @@
 // docs/verification.md).
 #include <fstream>
 #include <random>
+#include <regex>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -116,8 +117,8 @@ INSTANTIATE_TEST_SUITE_P(Features, TpuKernelMatchesReference,
                          [](const auto& info) { return spec_from(info.param.json).name; });
 
 struct Edit {
-  std::string from;  // the first occurrence is replaced
-  std::string to;
+  std::string from;  // an ECMAScript regex; every match is replaced, and one must exist
+  std::string to;    // $1 names the first group
 };
 
 struct Mutation {
@@ -136,50 +137,59 @@ TEST_P(PlantedBugIsCaught, ByTheVerifier) {
   std::string module = tpu_module(spec);
   ASSERT_TRUE(verify(spec, module).passed()) << "the unmutated kernel must pass";
   for (const Edit& edit : mutation.edits) {
-    const std::size_t at = module.find(edit.from);
-    ASSERT_NE(at, std::string::npos) << "the mutation site is gone: " << edit.from;
-    module.replace(at, edit.from.size(), edit.to);
+    const std::regex site(edit.from);
+    ASSERT_TRUE(std::regex_search(module, site)) << "the mutation site is gone: " << edit.from;
+    module = std::regex_replace(module, site, edit.to);
   }
   const TpuVerifyResult result = verify(spec, module);
   EXPECT_FALSE(result.passed()) << mutation.name << " went unnoticed: out error " << result.comparison.out_error
                                 << ", lse error " << result.comparison.lse_error;
 }
 
+// Sub-tile values are named <value>_<sub-tile>; (\d+) matches every sub-tile's copy.
 INSTANTIATE_TEST_SUITE_P(
     Mutations, PlantedBugIsCaught,
     ::testing::Values(
         Mutation{"flipped_causal_comparison", kMaskedRows,
-                 {{"arith.cmpi sle, %kv_pos, %mask_0_bound", "arith.cmpi slt, %kv_pos, %mask_0_bound"}}},
-        Mutation{"dropped_rescale", kComposed, {{"%acc_next = arith.addf %acc_scaled, %pv", "%acc_next = arith.addf %acc_prev, %pv"}}},
-        Mutation{"wrong_softcap", kComposed, {{"dense<2.00000000e+01>", "dense<2.50000000e+01>"}}},
+                 {{R"(arith.cmpi sle, %kv_pos_(\d+), %mask_0_bound)", "arith.cmpi slt, %kv_pos_$1, %mask_0_bound"}}},
+        Mutation{"dropped_rescale", kComposed,
+                 {{R"(%acc_next_(\d+) = arith.addf %acc_scaled_\d+)", "%acc_next_$1 = arith.addf %acc_prev_$1"}}},
+        // softcap 25 instead of 20: both constants it enters (scale / softcap, softcap · log2 e).
+        Mutation{"wrong_softcap", kComposed,
+                 {{R"(%scale_over_cap = arith.constant dense<[^>]*>)", "%scale_over_cap = arith.constant dense<8.0e-03>"},
+                  {R"(%softcap_log2e = arith.constant dense<[^>]*>)", "%softcap_log2e = arith.constant dense<3.60673752e+01>"}}},
         Mutation{"off_by_one_q_index_map", kComposed,
                  {{"    return %b_index, %h_index, %q_block, %c0_i32",
                    "    %one = arith.constant 1 : i32\n    %below = arith.subi %q_block, %one : i32\n"
                    "    %q_shifted = arith.maxsi %below, %c0_i32 : i32\n    return %b_index, %h_index, %q_shifted, %c0_i32"}}},
         Mutation{"wrong_kv_head", kSinks, {{"%kv_head = arith.divsi %h_index, %c_group", "%kv_head = arith.divsi %c0_i32, %c_group"}}},
-        Mutation{"no_sink_in_l", kSinks, {{"%l_init = arith.constant dense<1.000000e+00>", "%l_init = arith.constant dense<0.000000e+00>"}}},
+        Mutation{"no_sink_in_l", kSinks, {{"%l_init = arith.constant dense<1.000000e\\+00>", "%l_init = arith.constant dense<0.000000e+00>"}}},
         Mutation{"masked_rows_not_zeroed", kMaskedRows,
-                 {{"arith.select %kept_any_acc, %out_f32, %zero_acc", "arith.select %kept_any_acc, %out_f32, %out_f32"}}},
+                 {{"arith.select %kept_any, %inv_l_kept, %zero_lanes", "arith.select %kept_any, %inv_l_kept, %inv_l_kept"}}},
         Mutation{"inverted_explicit_mask", per_head_spec(),
-                 {{"arith.cmpi ne, %mask_bits, %mask_zero", "arith.cmpi eq, %mask_bits, %mask_zero"}}},
-        Mutation{"inverted_segment_ids", kSegments, {{"arith.cmpi eq, %q_ids, %kv_ids", "arith.cmpi ne, %q_ids, %kv_ids"}}},
-        Mutation{"wrong_scale", kComposed, {{"dense<2.00000003e-01>", "dense<2.50000000e-01>"}}},
+                 {{R"(arith.cmpi ne, %mask_bits_(\d+), %mask_zero)", "arith.cmpi eq, %mask_bits_$1, %mask_zero"}}},
+        Mutation{"inverted_segment_ids", kSegments,
+                 {{R"(arith.cmpi eq, %q_ids_(\d+), %kv_ids_\d+)", "arith.cmpi ne, %q_ids_$1, %kv_ids_$1"}}},
+        // scale 0.25 instead of 0.2 (with softcap 20: scale / softcap).
+        Mutation{"wrong_scale", kComposed,
+                 {{R"(%scale_over_cap = arith.constant dense<[^>]*>)", "%scale_over_cap = arith.constant dense<1.25e-02>"}}},
         // Each feature removed outright, on the spec that has it together with the others.
         Mutation{"softcap_removed", kSoftcapSegmentsSinks,  // tanh(x) -> x: s passes uncapped
-                 {{"math.tanh %s_over_cap", "arith.maximumf %s_over_cap, %s_over_cap"}}},
+                 {{R"(math.tanh %s_over_cap_(\d+))", "arith.maximumf %s_over_cap_$1, %s_over_cap_$1"}}},
         Mutation{"sink_ignored", kSoftcapSegmentsSinks,  // m and l start as without a sink
-                 {{"%m_init = vector.broadcast %sink", "%m_init = vector.broadcast %mask_value"},
-                  {"%l_init = arith.constant dense<1.000000e+00>", "%l_init = arith.constant dense<0.000000e+00>"}}},
+                 {{"%m_init = vector.broadcast %sink_log2", "%m_init = vector.broadcast %mask_value"},
+                  {"%l_init = arith.constant dense<1.000000e\\+00>", "%l_init = arith.constant dense<0.000000e+00>"}}},
         Mutation{"segment_ids_ignored", kSoftcapSegmentsSinks,
-                 {{"arith.cmpi eq, %q_ids, %kv_ids", "arith.cmpi eq, %q_ids, %q_ids"}}},
+                 {{R"(arith.cmpi eq, %q_ids_(\d+), %kv_ids_\d+)", "arith.cmpi eq, %q_ids_$1, %q_ids_$1"}}},
         Mutation{"rescale_of_l_dropped", kSoftcapSegmentsSinks,
-                 {{"%l_scaled = arith.mulf %alpha, %l_prev", "%l_scaled = arith.maximumf %l_prev, %l_prev"}}},
+                 {{R"(%l_scaled_(\d+) = arith.mulf %alpha_\d+, %l_prev_\d+)", "%l_scaled_$1 = arith.maximumf %l_prev_$1, %l_prev_$1"}}},
         Mutation{"rescale_of_acc_dropped", kCausalBf16,
-                 {{"%acc_next = arith.addf %acc_scaled, %pv", "%acc_next = arith.addf %acc_prev, %pv"}}},
+                 {{R"(%acc_next_(\d+) = arith.addf %acc_scaled_\d+)", "%acc_next_$1 = arith.addf %acc_prev_$1"}}},
         // The running max pinned at 0: exact algebra (alpha = 1, lse = log l), so only
-        // logits past 88.7, where exp overflows f32, show it.
+        // logits past 128 in base 2 (88.7 in base e), where exp2 overflows f32, show it.
         Mutation{"max_not_subtracted", kCausalBf16,
-                 {{"%m_next = arith.maximumf %m_prev, %row_max_lanes", "%m_next = arith.subf %row_max_lanes, %row_max_lanes"}}}),
+                 {{R"(%m_next_(\d+) = arith.maximumf %m_prev_\d+, %row_max_lanes_\d+)",
+                   "%m_next_$1 = arith.subf %row_max_lanes_$1, %row_max_lanes_$1"}}}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace

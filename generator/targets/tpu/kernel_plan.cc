@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <numbers>
 
 #include "diagnostics.h"
 #include "kernel_names.h"
@@ -87,6 +88,35 @@ Json operands_json(const Spec& spec, const SplashPlan& plan, const std::vector<T
     operands_object[list].push_back(std::move(entry));
   }
   return operands_object;
+}
+
+// The sub-tiles of a kv block in the order the kernel runs them (subtiles.mlir.tmpl): the
+// scores of sub-tile 0, then for each sub-tile the next one's scores before its own
+// softmax update, so each QKᵀ is issued ahead of the P·V that waits on the softmax. With
+// `mask_ops`, the scores stages carry the mask predicate, its names suffixed by sub-tile.
+Json subtile_stages(const Spec& spec, int64_t subtiles, int64_t block_kv_compute, bool mask_ops) {
+  const std::string s_type = vector_type({spec.tpu->block_q, block_kv_compute}, "i32");
+  const std::string i1_type = vector_type({spec.tpu->block_q, block_kv_compute}, "i1");
+  auto stage = [&](bool scores, int64_t sub) {
+    Json item = {{"scores", scores}, {"sub", sub}};
+    if (scores) {
+      item["kv_offset"] = sub * block_kv_compute;
+      item["kv_end"] = (sub + 1) * block_kv_compute;
+    }
+    if (scores && mask_ops) {
+      const MlirMaskOps mask =
+          mask_mlir_ops(lower_mask(spec.masks.unique.front()), s_type, i1_type, "_" + std::to_string(sub));
+      item["mask_ops"] = mask.ops;
+      item["mask_result"] = mask.result;
+    }
+    return item;
+  };
+  Json stages = Json::array({stage(true, 0)});
+  for (int64_t sub = 0; sub < subtiles; ++sub) {
+    if (sub + 1 < subtiles) stages.push_back(stage(true, sub + 1));
+    stages.push_back(stage(false, sub));
+  }
+  return stages;
 }
 
 }  // namespace
@@ -179,25 +209,31 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"group", s.group()},
       {"block_q", bq},
       {"block_kv", bkv},
-      {"block_kv_compute", bkvc},
-      {"subtiles", bkv / bkvc},
       {"last_step", plan.width() - 1},
-      {"scale", f32_literal(spec.scale)},
+      // The kernel keeps logits in base 2: exp2 then needs no multiply of its own, and the
+      // scale (with log2 e, and 1 / softcap before the tanh) is one constant per multiply.
       {"softcap", spec.softcap.has_value()},
-      {"softcap_value", f32_literal(spec.softcap.value_or(1.0))},
+      {"scale_log2e", f32_literal(spec.scale * std::numbers::log2e)},
+      {"scale_over_cap", f32_literal(spec.scale / spec.softcap.value_or(1.0))},
+      {"softcap_log2e", f32_literal(spec.softcap.value_or(1.0) * std::numbers::log2e)},
+      {"log2e", f32_literal(std::numbers::log2e)},
+      {"ln2", f32_literal(std::numbers::ln2)},
       {"static_mask", static_mask},
       {"predicate_mask", predicate},
       {"partial_blocks", plan.has_mask_next},
       {"segment_ids", spec.segment_ids},
-      // The sub-tile loop's copies (tpu/forward/subtiles.mlir.tmpl): partial tiles evaluate
-      // the mask, full tiles do not. `scores` is the last mask stage's scores the softmax
-      // reads, `segment_input` the scores segment ids mask.
+      {"selects_scores", static_mask || spec.segment_ids},
+      // The two copies of the sub-tiles (tpu/forward/subtiles.mlir.tmpl): partial tiles
+      // evaluate the mask, full tiles do not. `softmax_input` is the last mask stage's scores the
+      // softmax reads, `segment_input` the scores segment ids mask.
       {"partial_path", Json::array({Json::object({{"mask_tile", true},
+                                     {"stages", subtile_stages(spec, bkv / bkvc, bkvc, /*mask_tile=*/predicate)},
                                      {"segment_input", "s_masked"},
-                                     {"scores", spec.segment_ids ? "s_segmented" : "s_masked"}})})},
+                                     {"softmax_input", spec.segment_ids ? "s_segmented" : "s_masked"}})})},
       {"full_path", Json::array({Json::object({{"mask_tile", false},
+                                  {"stages", subtile_stages(spec, bkv / bkvc, bkvc, /*mask_tile=*/false)},
                                   {"segment_input", "logits"},
-                                  {"scores", spec.segment_ids ? "s_segmented" : "logits"}})})},
+                                  {"softmax_input", spec.segment_ids ? "s_segmented" : "logits"}})})},
       // m, l and alpha are lane-replicated (block_q, 128): how they reach the score tile's
       // block_kv_compute lanes (a multiple of 128) and the acc's head_dim_v lanes.
       {"s_repeat", bkvc > kTpuLanes},
@@ -221,13 +257,12 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"s_i1", vector_type({bq, bkvc}, "i1")},
       {"row_f32", vector_type({bq}, "f32")},
       {"col_f32", vector_type({bq, 1}, "f32")},
-      {"col_i1", vector_type({bq, 1}, "i1")},
       {"col_i32", vector_type({bq, 1}, "i32")},
       {"row_i32", vector_type({1, bkvc}, "i32")},
       {"lanes_f32", vector_type({bq, kTpuLanes}, "f32")},
+      {"lanes_i1", vector_type({bq, kTpuLanes}, "i1")},
       {"lanes_memref", memref_type({bq, kTpuLanes}, "f32", "vmem")},
       {"acc_f32", vector_type({bq, s.head_dim_v}, "f32")},
-      {"acc_i1", vector_type({bq, s.head_dim_v}, "i1")},
       {"acc_memref", memref_type({bq, s.head_dim_v}, "f32", "vmem")},
       {"q_memref", memref_type({1, 1, bq, s.head_dim}, t, "vmem")},
       {"q_window", vector_type({1, 1, bq, s.head_dim}, t)},
@@ -251,12 +286,6 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"kv_ids_memref", memref_type({1, kSublanes, bkv}, "i32", "vmem")},
       {"kv_ids_window", vector_type({1, 1, bkvc}, "i32")},
   };
-
-  if (predicate && static_mask) {
-    const MlirMaskOps mask = mask_mlir_ops(lower_mask(spec.masks.unique.front()), context["s_i32"], context["s_i1"]);
-    context["mask_ops"] = mask.ops;
-    context["mask_result"] = mask.result;
-  }
 
   return KernelPlan{"tpu", "mlir", "tpu/forward/kernel.mlir.tmpl", kernel_symbol(spec.name, "tpu"), true, std::move(context),
                     operands_json(spec, plan, operands)};
