@@ -6,7 +6,7 @@ SPECS := $(sort $(wildcard specs/*.json))
 SPEC ?= $(SPECS)
 JOBS ?= 2
 
-.PHONY: deps build gen check-generated format-check audit test verify cuda verify-gpu bench-cuda clean
+.PHONY: deps build gen check-generated format-check audit test verify tpu-bundles bench-tpu cuda verify-gpu bench-cuda clean
 
 deps:
 	@deps/install.sh
@@ -44,6 +44,21 @@ test: build
 verify: build
 	@deps/install.sh libtpu
 	@KGEN=$(KGEN) verify/write_receipts.sh $(SPEC)
+	@.venv-libtpu/bin/python bench/tpu_static_cost.py --no-splash --kgen $(KGEN) \
+	    --check bench/tpu_bundles.json $$(grep -l '"tpu"' specs/*.json)
+
+# kgen's tpu kernels of bench/specs/tpu against JAX's Splash, by libtpu's static bundle
+# counts (docs/benchmarks.md); writes bench-results/tpu/. Nothing runs on a TPU.
+bench-tpu: build
+	@deps/install.sh libtpu
+	@KGEN=$(KGEN) bench/tpu_vs_splash.sh
+
+# Records the bundles and spills per full step of every tpu kernel of specs/, which `make
+# verify` holds them to (bench/tpu_static_cost.py --check; docs/tpu-static-cost.md).
+tpu-bundles: build
+	@deps/install.sh libtpu
+	@.venv-libtpu/bin/python bench/tpu_static_cost.py --no-splash --kgen $(KGEN) \
+	    --record bench/tpu_bundles.json $$(grep -l '"tpu"' specs/*.json)
 
 # sm90a without a GPU: compiles every generated sm90a kernel (and the feature specs of
 # tests/cuda/specs) with nvcc for sm_90a, checks each (no spills or local memory, wgmma

@@ -3,6 +3,7 @@
 
     .venv-libtpu/bin/python bench/tpu_static_cost.py SPEC.json [--generated DIR]
         [--kgen build/generator/kgen] [--no-splash] [--json FILE] [--keep-dumps DIR]
+        [--record FILE | --check FILE]
 
 Compiles the kgen kernel generated/<name>/<name>.tpu.mlir deviceless (a compile-only
 TPU device of the spec's generation, as tests/mosaic_dialect/tpu_deviceless_compile.py
@@ -15,6 +16,11 @@ once per step kind with the branches decided from the step's indices and block-m
 value, and reports bundles per step kind, spill traffic, unit use on the full-tile path,
 and a modeled kernel time and MFU. Nothing runs on a TPU: these are static estimates
 from libtpu's compiler. How the listing is read: docs/tpu-static-cost.md.
+
+--record FILE writes each kgen kernel's bundles and spills per full step; --check FILE
+fails (exit status 1) when a kernel takes more than 2% more bundles per full step than
+recorded, or spills more: the regression gate `make verify` runs (make tpu-bundles
+records).
 """
 
 from __future__ import annotations
@@ -564,6 +570,52 @@ def summarize(name, listing, m, gen, spec, flops_useful, flops_tiles):
   return out
 
 
+def ratios(rows):
+  """kgen against Splash per spec: full-step bundles and modeled MFU, side by side."""
+  by = {(r["spec"], r["kernel"]): r for r in rows}
+  lines = ["| spec | generation | kgen full step | Splash full step | kgen ÷ Splash | "
+           "kgen MFU (useful) | Splash MFU (useful) | kgen share of the MXU floor |",
+           "|---|---|---|---|---|---|---|---|"]
+  for (spec, kernel), k in by.items():
+    s = by.get((spec, "splash"))
+    if kernel != "kgen" or s is None:
+      continue
+    kf, sf = k["bundles_per_step"]["full"], s["bundles_per_step"]["full"]
+    lines.append(f"| {spec} | {k['generation']} | {kf:,} | {sf:,} | {kf / sf:.2f}× | "
+                 f"{100 * k['mfu_useful']:.1f}% | {100 * s['mfu_useful']:.1f}% | "
+                 f"{100 * k['mxu_floor_cycles_per_tile'] / kf:.0f}% |")
+  return "\n".join(lines)
+
+
+# The regression gate: what is recorded per kgen kernel, and how far it may move.
+GATE_TOLERANCE = 0.02
+
+
+def gate_figures(rows):
+  return {r["spec"]: {"full_step_bundles": r["bundles_per_step"]["full"],
+                      "full_step_spill_loads": r["spills_per_step"]["full"]["loads"],
+                      "full_step_spill_stores": r["spills_per_step"]["full"]["stores"]}
+          for r in rows if r["kernel"] == "kgen"}
+
+
+def gate_failures(rows, recorded):
+  """One line per kernel that is slower or spills more than recorded."""
+  failures = []
+  for spec, now in gate_figures(rows).items():
+    was = recorded.get(spec)
+    if was is None:
+      failures.append(f"{spec}: no recorded figures (make tpu-bundles records them)")
+      continue
+    limit = was["full_step_bundles"] * (1 + GATE_TOLERANCE)
+    if now["full_step_bundles"] > limit:
+      failures.append(f"{spec}: {now['full_step_bundles']:,} bundles per full step, recorded "
+                      f"{was['full_step_bundles']:,} (+{100 * GATE_TOLERANCE:.0f}% allowed)")
+    for key in ("full_step_spill_loads", "full_step_spill_stores"):
+      if now[key] > was[key]:
+        failures.append(f"{spec}: {key.replace('_', ' ')} {now[key]:,}, recorded {was[key]:,}")
+  return failures
+
+
 def markdown(rows):
   head = ("| spec | kernel | full | partial | empty | first (+) | last (+) | spill ld/st per "
           "full step | MXU floor / tile | modeled time | MFU (useful) | MFU (live tiles) |\n"
@@ -589,6 +641,9 @@ def main(argv=None) -> int:
   ap.add_argument("--no-splash", action="store_true")
   ap.add_argument("--json", help="write the results as JSON here")
   ap.add_argument("--keep-dumps", help="dump directory to keep (default: a temp dir)")
+  gate = ap.add_mutually_exclusive_group()
+  gate.add_argument("--record", help="write each kgen kernel's full-step figures here")
+  gate.add_argument("--check", help="fail when a kgen kernel is worse than recorded here")
   args = ap.parse_args(argv)
 
   dump = args.keep_dumps or tempfile.mkdtemp(prefix="tpu_static_cost_")
@@ -665,11 +720,32 @@ def main(argv=None) -> int:
   print(f"jax {jax.__version__}, libtpu {libtpu.__version__}; static estimates from "
         "libtpu's bundle listings, nothing ran on a TPU")
   print(markdown(rows))
+  if not args.no_splash:
+    print()
+    print(ratios(rows))
   if args.json:
     with open(args.json, "w", encoding="utf-8") as f:
       json.dump({"jax": jax.__version__, "libtpu": libtpu.__version__, "dumps": dump,
                  "results": rows}, f, indent=2, default=str)
       f.write("\n")
+  if args.record:
+    with open(args.record, "w", encoding="utf-8") as f:
+      json.dump({"libtpu": libtpu.__version__, "kernels": gate_figures(rows)}, f, indent=2,
+                sort_keys=True)
+      f.write("\n")
+  if args.check:
+    recorded = json.load(open(args.check, encoding="utf-8"))
+    failures = gate_failures(rows, recorded["kernels"])
+    if recorded["libtpu"] != libtpu.__version__:
+      print(f"note: figures recorded with libtpu {recorded['libtpu']}, this is "
+            f"{libtpu.__version__}", file=sys.stderr)
+    for line in failures:
+      print(f"tpu bundle gate: {line}", file=sys.stderr)
+    failed = {line.split(":")[0] for line in failures}
+    kernels = len(gate_figures(rows))
+    print(f"tpu bundle gate: {kernels - len(failed)} of {kernels} kernels within their "
+          "recorded figures")
+    return 1 if failures else 0
   return 0
 
 
