@@ -113,11 +113,10 @@ module {
         %keep_static_0 = arith.cmpi sle, %kv_pos_0, %q_pos_0 : vector<512x256xi32>
         %s_masked_0 = arith.select %keep_static_0, %logits_0, %mask_value_s : vector<512x256xi1>, vector<512x256xf32>
         // Segment ids are run-time data, so every live tile compares them.
+        // The q ids are lane-replicated (block_q, 128): repeating their vregs covers the sub-tile.
         %q_ids_lanes_0 = vector.load %q_segment_ids_ref[%c0, %c0, %c0] : memref<1x512x128xi32, #tpu.memory_space<vmem>>, vector<1x512x128xi32>
         %q_ids_2d_0 = vector.shape_cast %q_ids_lanes_0 : vector<1x512x128xi32> to vector<512x128xi32>
-        %q_ids_col_0 = vector.extract_strided_slice %q_ids_2d_0
-            {offsets = [0, 0], sizes = [512, 1], strides = [1, 1]} : vector<512x128xi32> to vector<512x1xi32>
-        %q_ids_0 = vector.broadcast %q_ids_col_0 : vector<512x1xi32> to vector<512x256xi32>
+        %q_ids_0 = tpu.repeat %q_ids_2d_0, 1 x 2 : vector<512x128xi32> -> vector<512x256xi32>
         %kv_ids_rows_0 = vector.load %kv_segment_ids_ref[%c0, %c0, %kv_offset_0] : memref<1x8x512xi32, #tpu.memory_space<vmem>>, vector<1x1x256xi32>
         %kv_ids_row_0 = vector.shape_cast %kv_ids_rows_0 : vector<1x1x256xi32> to vector<1x256xi32>
         %kv_ids_0 = vector.broadcast %kv_ids_row_0 : vector<1x256xi32> to vector<512x256xi32>
@@ -147,11 +146,10 @@ module {
         %keep_static_1 = arith.cmpi sle, %kv_pos_1, %q_pos_1 : vector<512x256xi32>
         %s_masked_1 = arith.select %keep_static_1, %logits_1, %mask_value_s : vector<512x256xi1>, vector<512x256xf32>
         // Segment ids are run-time data, so every live tile compares them.
+        // The q ids are lane-replicated (block_q, 128): repeating their vregs covers the sub-tile.
         %q_ids_lanes_1 = vector.load %q_segment_ids_ref[%c0, %c0, %c0] : memref<1x512x128xi32, #tpu.memory_space<vmem>>, vector<1x512x128xi32>
         %q_ids_2d_1 = vector.shape_cast %q_ids_lanes_1 : vector<1x512x128xi32> to vector<512x128xi32>
-        %q_ids_col_1 = vector.extract_strided_slice %q_ids_2d_1
-            {offsets = [0, 0], sizes = [512, 1], strides = [1, 1]} : vector<512x128xi32> to vector<512x1xi32>
-        %q_ids_1 = vector.broadcast %q_ids_col_1 : vector<512x1xi32> to vector<512x256xi32>
+        %q_ids_1 = tpu.repeat %q_ids_2d_1, 1 x 2 : vector<512x128xi32> -> vector<512x256xi32>
         %kv_ids_rows_1 = vector.load %kv_segment_ids_ref[%c0, %c0, %kv_offset_1] : memref<1x8x512xi32, #tpu.memory_space<vmem>>, vector<1x1x256xi32>
         %kv_ids_row_1 = vector.shape_cast %kv_ids_rows_1 : vector<1x1x256xi32> to vector<1x256xi32>
         %kv_ids_1 = vector.broadcast %kv_ids_row_1 : vector<1x256xi32> to vector<512x256xi32>
@@ -239,11 +237,10 @@ module {
         // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
         %logits_0 = arith.mulf %qk_0, %scale_log2e : vector<512x256xf32>
         // Segment ids are run-time data, so every live tile compares them.
+        // The q ids are lane-replicated (block_q, 128): repeating their vregs covers the sub-tile.
         %q_ids_lanes_0 = vector.load %q_segment_ids_ref[%c0, %c0, %c0] : memref<1x512x128xi32, #tpu.memory_space<vmem>>, vector<1x512x128xi32>
         %q_ids_2d_0 = vector.shape_cast %q_ids_lanes_0 : vector<1x512x128xi32> to vector<512x128xi32>
-        %q_ids_col_0 = vector.extract_strided_slice %q_ids_2d_0
-            {offsets = [0, 0], sizes = [512, 1], strides = [1, 1]} : vector<512x128xi32> to vector<512x1xi32>
-        %q_ids_0 = vector.broadcast %q_ids_col_0 : vector<512x1xi32> to vector<512x256xi32>
+        %q_ids_0 = tpu.repeat %q_ids_2d_0, 1 x 2 : vector<512x128xi32> -> vector<512x256xi32>
         %kv_ids_rows_0 = vector.load %kv_segment_ids_ref[%c0, %c0, %kv_offset_0] : memref<1x8x512xi32, #tpu.memory_space<vmem>>, vector<1x1x256xi32>
         %kv_ids_row_0 = vector.shape_cast %kv_ids_rows_0 : vector<1x1x256xi32> to vector<1x256xi32>
         %kv_ids_0 = vector.broadcast %kv_ids_row_0 : vector<1x256xi32> to vector<512x256xi32>
@@ -259,11 +256,10 @@ module {
         // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
         %logits_1 = arith.mulf %qk_1, %scale_log2e : vector<512x256xf32>
         // Segment ids are run-time data, so every live tile compares them.
+        // The q ids are lane-replicated (block_q, 128): repeating their vregs covers the sub-tile.
         %q_ids_lanes_1 = vector.load %q_segment_ids_ref[%c0, %c0, %c0] : memref<1x512x128xi32, #tpu.memory_space<vmem>>, vector<1x512x128xi32>
         %q_ids_2d_1 = vector.shape_cast %q_ids_lanes_1 : vector<1x512x128xi32> to vector<512x128xi32>
-        %q_ids_col_1 = vector.extract_strided_slice %q_ids_2d_1
-            {offsets = [0, 0], sizes = [512, 1], strides = [1, 1]} : vector<512x128xi32> to vector<512x1xi32>
-        %q_ids_1 = vector.broadcast %q_ids_col_1 : vector<512x1xi32> to vector<512x256xi32>
+        %q_ids_1 = tpu.repeat %q_ids_2d_1, 1 x 2 : vector<512x128xi32> -> vector<512x256xi32>
         %kv_ids_rows_1 = vector.load %kv_segment_ids_ref[%c0, %c0, %kv_offset_1] : memref<1x8x512xi32, #tpu.memory_space<vmem>>, vector<1x1x256xi32>
         %kv_ids_row_1 = vector.shape_cast %kv_ids_rows_1 : vector<1x1x256xi32> to vector<1x256xi32>
         %kv_ids_1 = vector.broadcast %kv_ids_row_1 : vector<1x256xi32> to vector<512x256xi32>

@@ -257,7 +257,6 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"s_i1", vector_type({bq, bkvc}, "i1")},
       {"row_f32", vector_type({bq}, "f32")},
       {"col_f32", vector_type({bq, 1}, "f32")},
-      {"col_i32", vector_type({bq, 1}, "i32")},
       {"row_i32", vector_type({1, bkvc}, "i32")},
       {"lanes_f32", vector_type({bq, kTpuLanes}, "f32")},
       {"lanes_i1", vector_type({bq, kTpuLanes}, "i1")},
