@@ -4,7 +4,7 @@
 // Template: templates/tpu/forward/mask_row.mlir.tmpl
 // Template: templates/tpu/forward/subtiles.mlir.tmpl
 // Template: templates/tpu/forward/scores.mlir.tmpl
-// Template: templates/tpu/forward/update.mlir.tmpl
+// Template: templates/tpu/forward/softmax.mlir.tmpl
 
 // Splash-style flash attention forward for TPU, as Mosaic MLIR at the level Pallas emits.
 // Grid (batch, q head, q block, kv step); the scalar-prefetched block plan says which kv
@@ -82,9 +82,10 @@ module {
       // branch.
       %is_partial = arith.cmpi eq, %tile, %c1_i32 : i32
       scf.if %is_partial {
-        // The kv block's sub-tiles, unrolled in the plan's order: a sub-tile's QKᵀ is issued
-        // before the previous sub-tile's P·V, so the MXU, which takes its work in program order,
-        // multiplies while the VPU and EUP run the previous sub-tile's softmax.
+        // The kv block in sub-tiles of block_kv_compute keys, unrolled, and in groups that share
+        // one online-softmax update (the plan's `stages`): a group's QKᵀs are issued before the
+        // previous group's P·V, so the MXU, which takes its work in program order, multiplies while
+        // the VPU and EUP run the previous group's softmax.
         // Sub-tile 0: keys [0, 128) of the kv block.
         %kv_offset_0 = arith.constant 0 : index
         %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x128x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x128x64xbf16>
@@ -99,45 +100,51 @@ module {
         %mask_bits_0 = vector.shape_cast %mask3_0 : vector<1x128x128xi32> to vector<128x128xi32>
         %keep_static_0 = arith.cmpi ne, %mask_bits_0, %mask_zero : vector<128x128xi32>
         %s_masked_0 = arith.select %keep_static_0, %logits_0, %mask_value_s : vector<128x128xi1>, vector<128x128xf32>
-        // Online softmax of sub-tile 0 in base 2. m and l stay lane-replicated (block_q, 128),
-        // as in their scratch, so only the two row reductions cross lanes; the score tile reads m
-        // by repeating vregs.
-        %m_prev_0 = vector.load %m_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
-        %l_prev_0 = vector.load %l_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
-        %row_max_0 = vector.multi_reduction <maximumf>, %s_masked_0, %row_max_init [1] : vector<128x128xf32> to vector<128xf32>
-        %row_max_col_0 = vector.shape_cast %row_max_0 : vector<128xf32> to vector<128x1xf32>
-        %row_max_lanes_0 = vector.broadcast %row_max_col_0 : vector<128x1xf32> to vector<128x128xf32>
-        %m_next_0 = arith.maximumf %m_prev_0, %row_max_lanes_0 : vector<128x128xf32>
-        %m_shift_0 = arith.subf %m_prev_0, %m_next_0 : vector<128x128xf32>
-        %alpha_0 = math.exp2 %m_shift_0 : vector<128x128xf32>
-        %s_shifted_0 = arith.subf %s_masked_0, %m_next_0 : vector<128x128xf32>
-        %p_0 = math.exp2 %s_shifted_0 : vector<128x128xf32>
-        %row_sum_0 = vector.multi_reduction <add>, %p_0, %row_sum_init [1] : vector<128x128xf32> to vector<128xf32>
-        %row_sum_col_0 = vector.shape_cast %row_sum_0 : vector<128xf32> to vector<128x1xf32>
-        %row_sum_lanes_0 = vector.broadcast %row_sum_col_0 : vector<128x1xf32> to vector<128x128xf32>
-        %l_scaled_0 = arith.mulf %alpha_0, %l_prev_0 : vector<128x128xf32>
-        %l_next_0 = arith.addf %l_scaled_0, %row_sum_lanes_0 : vector<128x128xf32>
-        tpu.vector_store %m_scratch[%c0, %c0], %m_next_0 {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
-        tpu.vector_store %l_scratch[%c0, %c0], %l_next_0 {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
+        // Online softmax of sub-tile group 0 in base 2. m and l stay lane-replicated
+        // (block_q, 128), as in their scratch, so only the two row reductions cross lanes, once per
+        // group: its sub-tiles are combined element-wise first. The score tiles read m by
+        // repeating vregs.
+        %m_prev_g0 = vector.load %m_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
+        %l_prev_g0 = vector.load %l_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
+        %row_max_g0 = vector.multi_reduction <maximumf>, %s_masked_0, %row_max_init [1]
+            : vector<128x128xf32> to vector<128xf32>
+        %row_max_col_g0 = vector.shape_cast %row_max_g0 : vector<128xf32> to vector<128x1xf32>
+        %row_max_lanes_g0 = vector.broadcast %row_max_col_g0 : vector<128x1xf32> to vector<128x128xf32>
+        %m_next_g0 = arith.maximumf %m_prev_g0, %row_max_lanes_g0 : vector<128x128xf32>
+        %m_shift_g0 = arith.subf %m_prev_g0, %m_next_g0 : vector<128x128xf32>
+        %alpha_g0 = math.exp2 %m_shift_g0 : vector<128x128xf32>
 
+        // p of sub-tile 0.
+        %s_shifted_0 = arith.subf %s_masked_0, %m_next_g0 : vector<128x128xf32>
+        %p_0 = math.exp2 %s_shifted_0 : vector<128x128xf32>
+
+        %row_sum_g0 = vector.multi_reduction <add>, %p_0, %row_sum_init [1] : vector<128x128xf32> to vector<128xf32>
+        %row_sum_col_g0 = vector.shape_cast %row_sum_g0 : vector<128xf32> to vector<128x1xf32>
+        %row_sum_lanes_g0 = vector.broadcast %row_sum_col_g0 : vector<128x1xf32> to vector<128x128xf32>
+        %l_scaled_g0 = arith.mulf %alpha_g0, %l_prev_g0 : vector<128x128xf32>
+        %l_next_g0 = arith.addf %l_scaled_g0, %row_sum_lanes_g0 : vector<128x128xf32>
+        tpu.vector_store %m_scratch[%c0, %c0], %m_next_g0 {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
+        tpu.vector_store %l_scratch[%c0, %c0], %l_next_g0 {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
         %v4_0 = vector.load %v_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x128x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x128x64xbf16>
         %v_0 = vector.shape_cast %v4_0 : vector<1x1x128x64xbf16> to vector<128x64xbf16>
         %p_narrow_0 = arith.truncf %p_0 : vector<128x128xf32> to vector<128x128xbf16>
         %pv_0 = tpu.matmul %p_narrow_0, %v_0, %acc_zero {
             dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
             transpose_lhs_hint = false} : vector<128x128xbf16>, vector<128x64xbf16>, vector<128x64xf32> -> vector<128x64xf32>
-        %acc_prev_0 = vector.load %acc_scratch[%c0, %c0] : memref<128x64xf32, #tpu.memory_space<vmem>>, vector<128x64xf32>
+
+        %acc_prev_g0 = vector.load %acc_scratch[%c0, %c0] : memref<128x64xf32, #tpu.memory_space<vmem>>, vector<128x64xf32>
         // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
         // head_dim_v neither below nor a multiple of 128, its column broadcast.
-        %alpha_acc_0 = vector.extract_strided_slice %alpha_0
+        %alpha_acc_g0 = vector.extract_strided_slice %alpha_g0
             {offsets = [0, 0], sizes = [128, 64], strides = [1, 1]} : vector<128x128xf32> to vector<128x64xf32>
-        %acc_scaled_0 = arith.mulf %alpha_acc_0, %acc_prev_0 : vector<128x64xf32>
-        %acc_next_0 = arith.addf %acc_scaled_0, %pv_0 : vector<128x64xf32>
-        tpu.vector_store %acc_scratch[%c0, %c0], %acc_next_0 {strides = array<i32>} : memref<128x64xf32, #tpu.memory_space<vmem>>, vector<128x64xf32>,
+        %acc_scaled_g0 = arith.mulf %alpha_acc_g0, %acc_prev_g0 : vector<128x64xf32>
+        %acc_sum_0 = arith.addf %acc_scaled_g0, %pv_0 : vector<128x64xf32>
+        tpu.vector_store %acc_scratch[%c0, %c0], %acc_sum_0 {strides = array<i32>} : memref<128x64xf32, #tpu.memory_space<vmem>>, vector<128x64xf32>,
       } else {
-        // The kv block's sub-tiles, unrolled in the plan's order: a sub-tile's QKᵀ is issued
-        // before the previous sub-tile's P·V, so the MXU, which takes its work in program order,
-        // multiplies while the VPU and EUP run the previous sub-tile's softmax.
+        // The kv block in sub-tiles of block_kv_compute keys, unrolled, and in groups that share
+        // one online-softmax update (the plan's `stages`): a group's QKᵀs are issued before the
+        // previous group's P·V, so the MXU, which takes its work in program order, multiplies while
+        // the VPU and EUP run the previous group's softmax.
         // Sub-tile 0: keys [0, 128) of the kv block.
         %kv_offset_0 = arith.constant 0 : index
         %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x128x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x128x64xbf16>
@@ -147,41 +154,46 @@ module {
             transpose_lhs_hint = false} : vector<128x64xbf16>, vector<128x64xbf16>, vector<128x128xf32> -> vector<128x128xf32>
         // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
         %logits_0 = arith.mulf %qk_0, %scale_log2e : vector<128x128xf32>
-        // Online softmax of sub-tile 0 in base 2. m and l stay lane-replicated (block_q, 128),
-        // as in their scratch, so only the two row reductions cross lanes; the score tile reads m
-        // by repeating vregs.
-        %m_prev_0 = vector.load %m_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
-        %l_prev_0 = vector.load %l_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
-        %row_max_0 = vector.multi_reduction <maximumf>, %logits_0, %row_max_init [1] : vector<128x128xf32> to vector<128xf32>
-        %row_max_col_0 = vector.shape_cast %row_max_0 : vector<128xf32> to vector<128x1xf32>
-        %row_max_lanes_0 = vector.broadcast %row_max_col_0 : vector<128x1xf32> to vector<128x128xf32>
-        %m_next_0 = arith.maximumf %m_prev_0, %row_max_lanes_0 : vector<128x128xf32>
-        %m_shift_0 = arith.subf %m_prev_0, %m_next_0 : vector<128x128xf32>
-        %alpha_0 = math.exp2 %m_shift_0 : vector<128x128xf32>
-        %s_shifted_0 = arith.subf %logits_0, %m_next_0 : vector<128x128xf32>
-        %p_0 = math.exp2 %s_shifted_0 : vector<128x128xf32>
-        %row_sum_0 = vector.multi_reduction <add>, %p_0, %row_sum_init [1] : vector<128x128xf32> to vector<128xf32>
-        %row_sum_col_0 = vector.shape_cast %row_sum_0 : vector<128xf32> to vector<128x1xf32>
-        %row_sum_lanes_0 = vector.broadcast %row_sum_col_0 : vector<128x1xf32> to vector<128x128xf32>
-        %l_scaled_0 = arith.mulf %alpha_0, %l_prev_0 : vector<128x128xf32>
-        %l_next_0 = arith.addf %l_scaled_0, %row_sum_lanes_0 : vector<128x128xf32>
-        tpu.vector_store %m_scratch[%c0, %c0], %m_next_0 {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
-        tpu.vector_store %l_scratch[%c0, %c0], %l_next_0 {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
+        // Online softmax of sub-tile group 0 in base 2. m and l stay lane-replicated
+        // (block_q, 128), as in their scratch, so only the two row reductions cross lanes, once per
+        // group: its sub-tiles are combined element-wise first. The score tiles read m by
+        // repeating vregs.
+        %m_prev_g0 = vector.load %m_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
+        %l_prev_g0 = vector.load %l_scratch[%c0, %c0] : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>
+        %row_max_g0 = vector.multi_reduction <maximumf>, %logits_0, %row_max_init [1]
+            : vector<128x128xf32> to vector<128xf32>
+        %row_max_col_g0 = vector.shape_cast %row_max_g0 : vector<128xf32> to vector<128x1xf32>
+        %row_max_lanes_g0 = vector.broadcast %row_max_col_g0 : vector<128x1xf32> to vector<128x128xf32>
+        %m_next_g0 = arith.maximumf %m_prev_g0, %row_max_lanes_g0 : vector<128x128xf32>
+        %m_shift_g0 = arith.subf %m_prev_g0, %m_next_g0 : vector<128x128xf32>
+        %alpha_g0 = math.exp2 %m_shift_g0 : vector<128x128xf32>
 
+        // p of sub-tile 0.
+        %s_shifted_0 = arith.subf %logits_0, %m_next_g0 : vector<128x128xf32>
+        %p_0 = math.exp2 %s_shifted_0 : vector<128x128xf32>
+
+        %row_sum_g0 = vector.multi_reduction <add>, %p_0, %row_sum_init [1] : vector<128x128xf32> to vector<128xf32>
+        %row_sum_col_g0 = vector.shape_cast %row_sum_g0 : vector<128xf32> to vector<128x1xf32>
+        %row_sum_lanes_g0 = vector.broadcast %row_sum_col_g0 : vector<128x1xf32> to vector<128x128xf32>
+        %l_scaled_g0 = arith.mulf %alpha_g0, %l_prev_g0 : vector<128x128xf32>
+        %l_next_g0 = arith.addf %l_scaled_g0, %row_sum_lanes_g0 : vector<128x128xf32>
+        tpu.vector_store %m_scratch[%c0, %c0], %m_next_g0 {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
+        tpu.vector_store %l_scratch[%c0, %c0], %l_next_g0 {strides = array<i32>} : memref<128x128xf32, #tpu.memory_space<vmem>>, vector<128x128xf32>,
         %v4_0 = vector.load %v_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x128x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x128x64xbf16>
         %v_0 = vector.shape_cast %v4_0 : vector<1x1x128x64xbf16> to vector<128x64xbf16>
         %p_narrow_0 = arith.truncf %p_0 : vector<128x128xf32> to vector<128x128xbf16>
         %pv_0 = tpu.matmul %p_narrow_0, %v_0, %acc_zero {
             dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
             transpose_lhs_hint = false} : vector<128x128xbf16>, vector<128x64xbf16>, vector<128x64xf32> -> vector<128x64xf32>
-        %acc_prev_0 = vector.load %acc_scratch[%c0, %c0] : memref<128x64xf32, #tpu.memory_space<vmem>>, vector<128x64xf32>
+
+        %acc_prev_g0 = vector.load %acc_scratch[%c0, %c0] : memref<128x64xf32, #tpu.memory_space<vmem>>, vector<128x64xf32>
         // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
         // head_dim_v neither below nor a multiple of 128, its column broadcast.
-        %alpha_acc_0 = vector.extract_strided_slice %alpha_0
+        %alpha_acc_g0 = vector.extract_strided_slice %alpha_g0
             {offsets = [0, 0], sizes = [128, 64], strides = [1, 1]} : vector<128x128xf32> to vector<128x64xf32>
-        %acc_scaled_0 = arith.mulf %alpha_acc_0, %acc_prev_0 : vector<128x64xf32>
-        %acc_next_0 = arith.addf %acc_scaled_0, %pv_0 : vector<128x64xf32>
-        tpu.vector_store %acc_scratch[%c0, %c0], %acc_next_0 {strides = array<i32>} : memref<128x64xf32, #tpu.memory_space<vmem>>, vector<128x64xf32>,
+        %acc_scaled_g0 = arith.mulf %alpha_acc_g0, %acc_prev_g0 : vector<128x64xf32>
+        %acc_sum_0 = arith.addf %acc_scaled_g0, %pv_0 : vector<128x64xf32>
+        tpu.vector_store %acc_scratch[%c0, %c0], %acc_sum_0 {strides = array<i32>} : memref<128x64xf32, #tpu.memory_space<vmem>>, vector<128x64xf32>,
       }
     }
 

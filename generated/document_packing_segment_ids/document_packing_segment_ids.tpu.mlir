@@ -4,7 +4,7 @@
 // Template: templates/tpu/forward/mask_row.mlir.tmpl
 // Template: templates/tpu/forward/subtiles.mlir.tmpl
 // Template: templates/tpu/forward/scores.mlir.tmpl
-// Template: templates/tpu/forward/update.mlir.tmpl
+// Template: templates/tpu/forward/softmax.mlir.tmpl
 
 // Splash-style flash attention forward for TPU, as Mosaic MLIR at the level Pallas emits.
 // Grid (batch, q head, q block, kv step); the scalar-prefetched block plan says which kv
@@ -86,9 +86,10 @@ module {
       // branch.
       %is_partial = arith.cmpi eq, %tile, %c1_i32 : i32
       scf.if %is_partial {
-        // The kv block's sub-tiles, unrolled in the plan's order: a sub-tile's QKᵀ is issued
-        // before the previous sub-tile's P·V, so the MXU, which takes its work in program order,
-        // multiplies while the VPU and EUP run the previous sub-tile's softmax.
+        // The kv block in sub-tiles of block_kv_compute keys, unrolled, and in groups that share
+        // one online-softmax update (the plan's `stages`): a group's QKᵀs are issued before the
+        // previous group's P·V, so the MXU, which takes its work in program order, multiplies while
+        // the VPU and EUP run the previous group's softmax.
         // Sub-tile 0: keys [0, 256) of the kv block.
         %kv_offset_0 = arith.constant 0 : index
         %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
@@ -155,78 +156,62 @@ module {
         %kv_ids_1 = vector.broadcast %kv_ids_row_1 : vector<1x256xi32> to vector<512x256xi32>
         %same_segment_1 = arith.cmpi eq, %q_ids_1, %kv_ids_1 : vector<512x256xi32>
         %s_segmented_1 = arith.select %same_segment_1, %s_masked_1, %mask_value_s : vector<512x256xi1>, vector<512x256xf32>
-        // Online softmax of sub-tile 0 in base 2. m and l stay lane-replicated (block_q, 128),
-        // as in their scratch, so only the two row reductions cross lanes; the score tile reads m
-        // by repeating vregs.
-        %m_prev_0 = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-        %l_prev_0 = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-        %row_max_0 = vector.multi_reduction <maximumf>, %s_segmented_0, %row_max_init [1] : vector<512x256xf32> to vector<512xf32>
-        %row_max_col_0 = vector.shape_cast %row_max_0 : vector<512xf32> to vector<512x1xf32>
-        %row_max_lanes_0 = vector.broadcast %row_max_col_0 : vector<512x1xf32> to vector<512x128xf32>
-        %m_next_0 = arith.maximumf %m_prev_0, %row_max_lanes_0 : vector<512x128xf32>
-        %m_shift_0 = arith.subf %m_prev_0, %m_next_0 : vector<512x128xf32>
-        %alpha_0 = math.exp2 %m_shift_0 : vector<512x128xf32>
-        %m_next_s_0 = tpu.repeat %m_next_0, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
-        %s_shifted_0 = arith.subf %s_segmented_0, %m_next_s_0 : vector<512x256xf32>
-        %p_0 = math.exp2 %s_shifted_0 : vector<512x256xf32>
-        %row_sum_0 = vector.multi_reduction <add>, %p_0, %row_sum_init [1] : vector<512x256xf32> to vector<512xf32>
-        %row_sum_col_0 = vector.shape_cast %row_sum_0 : vector<512xf32> to vector<512x1xf32>
-        %row_sum_lanes_0 = vector.broadcast %row_sum_col_0 : vector<512x1xf32> to vector<512x128xf32>
-        %l_scaled_0 = arith.mulf %alpha_0, %l_prev_0 : vector<512x128xf32>
-        %l_next_0 = arith.addf %l_scaled_0, %row_sum_lanes_0 : vector<512x128xf32>
-        tpu.vector_store %m_scratch[%c0, %c0], %m_next_0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
-        tpu.vector_store %l_scratch[%c0, %c0], %l_next_0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        // Online softmax of sub-tile group 0 in base 2. m and l stay lane-replicated
+        // (block_q, 128), as in their scratch, so only the two row reductions cross lanes, once per
+        // group: its sub-tiles are combined element-wise first. The score tiles read m by
+        // repeating vregs.
+        %m_prev_g0 = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        %l_prev_g0 = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        %s_max_1 = arith.maximumf %s_segmented_0, %s_segmented_1 : vector<512x256xf32>
+        %row_max_g0 = vector.multi_reduction <maximumf>, %s_max_1, %row_max_init [1] : vector<512x256xf32> to vector<512xf32>
+        %row_max_col_g0 = vector.shape_cast %row_max_g0 : vector<512xf32> to vector<512x1xf32>
+        %row_max_lanes_g0 = vector.broadcast %row_max_col_g0 : vector<512x1xf32> to vector<512x128xf32>
+        %m_next_g0 = arith.maximumf %m_prev_g0, %row_max_lanes_g0 : vector<512x128xf32>
+        %m_shift_g0 = arith.subf %m_prev_g0, %m_next_g0 : vector<512x128xf32>
+        %alpha_g0 = math.exp2 %m_shift_g0 : vector<512x128xf32>
+        %m_next_s_g0 = tpu.repeat %m_next_g0, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
 
+        // p of sub-tile 0.
+        %s_shifted_0 = arith.subf %s_segmented_0, %m_next_s_g0 : vector<512x256xf32>
+        %p_0 = math.exp2 %s_shifted_0 : vector<512x256xf32>
+
+        // p of sub-tile 1.
+        %s_shifted_1 = arith.subf %s_segmented_1, %m_next_s_g0 : vector<512x256xf32>
+        %p_1 = math.exp2 %s_shifted_1 : vector<512x256xf32>
+        %p_sum_1 = arith.addf %p_0, %p_1 : vector<512x256xf32>
+
+        %row_sum_g0 = vector.multi_reduction <add>, %p_sum_1, %row_sum_init [1] : vector<512x256xf32> to vector<512xf32>
+        %row_sum_col_g0 = vector.shape_cast %row_sum_g0 : vector<512xf32> to vector<512x1xf32>
+        %row_sum_lanes_g0 = vector.broadcast %row_sum_col_g0 : vector<512x1xf32> to vector<512x128xf32>
+        %l_scaled_g0 = arith.mulf %alpha_g0, %l_prev_g0 : vector<512x128xf32>
+        %l_next_g0 = arith.addf %l_scaled_g0, %row_sum_lanes_g0 : vector<512x128xf32>
+        tpu.vector_store %m_scratch[%c0, %c0], %m_next_g0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        tpu.vector_store %l_scratch[%c0, %c0], %l_next_g0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
         %v4_0 = vector.load %v_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
         %v_0 = vector.shape_cast %v4_0 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
         %p_narrow_0 = arith.truncf %p_0 : vector<512x256xf32> to vector<512x256xbf16>
         %pv_0 = tpu.matmul %p_narrow_0, %v_0, %acc_zero {
             dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
             transpose_lhs_hint = false} : vector<512x256xbf16>, vector<256x128xbf16>, vector<512x128xf32> -> vector<512x128xf32>
-        %acc_prev_0 = vector.load %acc_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-        // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
-        // head_dim_v neither below nor a multiple of 128, its column broadcast.
-        %acc_scaled_0 = arith.mulf %alpha_0, %acc_prev_0 : vector<512x128xf32>
-        %acc_next_0 = arith.addf %acc_scaled_0, %pv_0 : vector<512x128xf32>
-        tpu.vector_store %acc_scratch[%c0, %c0], %acc_next_0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
-        // Online softmax of sub-tile 1 in base 2. m and l stay lane-replicated (block_q, 128),
-        // as in their scratch, so only the two row reductions cross lanes; the score tile reads m
-        // by repeating vregs.
-        %m_prev_1 = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-        %l_prev_1 = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-        %row_max_1 = vector.multi_reduction <maximumf>, %s_segmented_1, %row_max_init [1] : vector<512x256xf32> to vector<512xf32>
-        %row_max_col_1 = vector.shape_cast %row_max_1 : vector<512xf32> to vector<512x1xf32>
-        %row_max_lanes_1 = vector.broadcast %row_max_col_1 : vector<512x1xf32> to vector<512x128xf32>
-        %m_next_1 = arith.maximumf %m_prev_1, %row_max_lanes_1 : vector<512x128xf32>
-        %m_shift_1 = arith.subf %m_prev_1, %m_next_1 : vector<512x128xf32>
-        %alpha_1 = math.exp2 %m_shift_1 : vector<512x128xf32>
-        %m_next_s_1 = tpu.repeat %m_next_1, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
-        %s_shifted_1 = arith.subf %s_segmented_1, %m_next_s_1 : vector<512x256xf32>
-        %p_1 = math.exp2 %s_shifted_1 : vector<512x256xf32>
-        %row_sum_1 = vector.multi_reduction <add>, %p_1, %row_sum_init [1] : vector<512x256xf32> to vector<512xf32>
-        %row_sum_col_1 = vector.shape_cast %row_sum_1 : vector<512xf32> to vector<512x1xf32>
-        %row_sum_lanes_1 = vector.broadcast %row_sum_col_1 : vector<512x1xf32> to vector<512x128xf32>
-        %l_scaled_1 = arith.mulf %alpha_1, %l_prev_1 : vector<512x128xf32>
-        %l_next_1 = arith.addf %l_scaled_1, %row_sum_lanes_1 : vector<512x128xf32>
-        tpu.vector_store %m_scratch[%c0, %c0], %m_next_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
-        tpu.vector_store %l_scratch[%c0, %c0], %l_next_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
-
         %v4_1 = vector.load %v_ref[%c0, %c0, %kv_offset_1, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
         %v_1 = vector.shape_cast %v4_1 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
         %p_narrow_1 = arith.truncf %p_1 : vector<512x256xf32> to vector<512x256xbf16>
         %pv_1 = tpu.matmul %p_narrow_1, %v_1, %acc_zero {
             dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
             transpose_lhs_hint = false} : vector<512x256xbf16>, vector<256x128xbf16>, vector<512x128xf32> -> vector<512x128xf32>
-        %acc_prev_1 = vector.load %acc_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+
+        %acc_prev_g0 = vector.load %acc_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
         // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
         // head_dim_v neither below nor a multiple of 128, its column broadcast.
-        %acc_scaled_1 = arith.mulf %alpha_1, %acc_prev_1 : vector<512x128xf32>
-        %acc_next_1 = arith.addf %acc_scaled_1, %pv_1 : vector<512x128xf32>
-        tpu.vector_store %acc_scratch[%c0, %c0], %acc_next_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        %acc_scaled_g0 = arith.mulf %alpha_g0, %acc_prev_g0 : vector<512x128xf32>
+        %acc_sum_0 = arith.addf %acc_scaled_g0, %pv_0 : vector<512x128xf32>
+        %acc_sum_1 = arith.addf %acc_sum_0, %pv_1 : vector<512x128xf32>
+        tpu.vector_store %acc_scratch[%c0, %c0], %acc_sum_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
       } else {
-        // The kv block's sub-tiles, unrolled in the plan's order: a sub-tile's QKᵀ is issued
-        // before the previous sub-tile's P·V, so the MXU, which takes its work in program order,
-        // multiplies while the VPU and EUP run the previous sub-tile's softmax.
+        // The kv block in sub-tiles of block_kv_compute keys, unrolled, and in groups that share
+        // one online-softmax update (the plan's `stages`): a group's QKᵀs are issued before the
+        // previous group's P·V, so the MXU, which takes its work in program order, multiplies while
+        // the VPU and EUP run the previous group's softmax.
         // Sub-tile 0: keys [0, 256) of the kv block.
         %kv_offset_0 = arith.constant 0 : index
         %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
@@ -265,74 +250,57 @@ module {
         %kv_ids_1 = vector.broadcast %kv_ids_row_1 : vector<1x256xi32> to vector<512x256xi32>
         %same_segment_1 = arith.cmpi eq, %q_ids_1, %kv_ids_1 : vector<512x256xi32>
         %s_segmented_1 = arith.select %same_segment_1, %logits_1, %mask_value_s : vector<512x256xi1>, vector<512x256xf32>
-        // Online softmax of sub-tile 0 in base 2. m and l stay lane-replicated (block_q, 128),
-        // as in their scratch, so only the two row reductions cross lanes; the score tile reads m
-        // by repeating vregs.
-        %m_prev_0 = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-        %l_prev_0 = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-        %row_max_0 = vector.multi_reduction <maximumf>, %s_segmented_0, %row_max_init [1] : vector<512x256xf32> to vector<512xf32>
-        %row_max_col_0 = vector.shape_cast %row_max_0 : vector<512xf32> to vector<512x1xf32>
-        %row_max_lanes_0 = vector.broadcast %row_max_col_0 : vector<512x1xf32> to vector<512x128xf32>
-        %m_next_0 = arith.maximumf %m_prev_0, %row_max_lanes_0 : vector<512x128xf32>
-        %m_shift_0 = arith.subf %m_prev_0, %m_next_0 : vector<512x128xf32>
-        %alpha_0 = math.exp2 %m_shift_0 : vector<512x128xf32>
-        %m_next_s_0 = tpu.repeat %m_next_0, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
-        %s_shifted_0 = arith.subf %s_segmented_0, %m_next_s_0 : vector<512x256xf32>
-        %p_0 = math.exp2 %s_shifted_0 : vector<512x256xf32>
-        %row_sum_0 = vector.multi_reduction <add>, %p_0, %row_sum_init [1] : vector<512x256xf32> to vector<512xf32>
-        %row_sum_col_0 = vector.shape_cast %row_sum_0 : vector<512xf32> to vector<512x1xf32>
-        %row_sum_lanes_0 = vector.broadcast %row_sum_col_0 : vector<512x1xf32> to vector<512x128xf32>
-        %l_scaled_0 = arith.mulf %alpha_0, %l_prev_0 : vector<512x128xf32>
-        %l_next_0 = arith.addf %l_scaled_0, %row_sum_lanes_0 : vector<512x128xf32>
-        tpu.vector_store %m_scratch[%c0, %c0], %m_next_0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
-        tpu.vector_store %l_scratch[%c0, %c0], %l_next_0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        // Online softmax of sub-tile group 0 in base 2. m and l stay lane-replicated
+        // (block_q, 128), as in their scratch, so only the two row reductions cross lanes, once per
+        // group: its sub-tiles are combined element-wise first. The score tiles read m by
+        // repeating vregs.
+        %m_prev_g0 = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        %l_prev_g0 = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        %s_max_1 = arith.maximumf %s_segmented_0, %s_segmented_1 : vector<512x256xf32>
+        %row_max_g0 = vector.multi_reduction <maximumf>, %s_max_1, %row_max_init [1] : vector<512x256xf32> to vector<512xf32>
+        %row_max_col_g0 = vector.shape_cast %row_max_g0 : vector<512xf32> to vector<512x1xf32>
+        %row_max_lanes_g0 = vector.broadcast %row_max_col_g0 : vector<512x1xf32> to vector<512x128xf32>
+        %m_next_g0 = arith.maximumf %m_prev_g0, %row_max_lanes_g0 : vector<512x128xf32>
+        %m_shift_g0 = arith.subf %m_prev_g0, %m_next_g0 : vector<512x128xf32>
+        %alpha_g0 = math.exp2 %m_shift_g0 : vector<512x128xf32>
+        %m_next_s_g0 = tpu.repeat %m_next_g0, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
 
+        // p of sub-tile 0.
+        %s_shifted_0 = arith.subf %s_segmented_0, %m_next_s_g0 : vector<512x256xf32>
+        %p_0 = math.exp2 %s_shifted_0 : vector<512x256xf32>
+
+        // p of sub-tile 1.
+        %s_shifted_1 = arith.subf %s_segmented_1, %m_next_s_g0 : vector<512x256xf32>
+        %p_1 = math.exp2 %s_shifted_1 : vector<512x256xf32>
+        %p_sum_1 = arith.addf %p_0, %p_1 : vector<512x256xf32>
+
+        %row_sum_g0 = vector.multi_reduction <add>, %p_sum_1, %row_sum_init [1] : vector<512x256xf32> to vector<512xf32>
+        %row_sum_col_g0 = vector.shape_cast %row_sum_g0 : vector<512xf32> to vector<512x1xf32>
+        %row_sum_lanes_g0 = vector.broadcast %row_sum_col_g0 : vector<512x1xf32> to vector<512x128xf32>
+        %l_scaled_g0 = arith.mulf %alpha_g0, %l_prev_g0 : vector<512x128xf32>
+        %l_next_g0 = arith.addf %l_scaled_g0, %row_sum_lanes_g0 : vector<512x128xf32>
+        tpu.vector_store %m_scratch[%c0, %c0], %m_next_g0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        tpu.vector_store %l_scratch[%c0, %c0], %l_next_g0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
         %v4_0 = vector.load %v_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
         %v_0 = vector.shape_cast %v4_0 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
         %p_narrow_0 = arith.truncf %p_0 : vector<512x256xf32> to vector<512x256xbf16>
         %pv_0 = tpu.matmul %p_narrow_0, %v_0, %acc_zero {
             dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
             transpose_lhs_hint = false} : vector<512x256xbf16>, vector<256x128xbf16>, vector<512x128xf32> -> vector<512x128xf32>
-        %acc_prev_0 = vector.load %acc_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-        // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
-        // head_dim_v neither below nor a multiple of 128, its column broadcast.
-        %acc_scaled_0 = arith.mulf %alpha_0, %acc_prev_0 : vector<512x128xf32>
-        %acc_next_0 = arith.addf %acc_scaled_0, %pv_0 : vector<512x128xf32>
-        tpu.vector_store %acc_scratch[%c0, %c0], %acc_next_0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
-        // Online softmax of sub-tile 1 in base 2. m and l stay lane-replicated (block_q, 128),
-        // as in their scratch, so only the two row reductions cross lanes; the score tile reads m
-        // by repeating vregs.
-        %m_prev_1 = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-        %l_prev_1 = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-        %row_max_1 = vector.multi_reduction <maximumf>, %s_segmented_1, %row_max_init [1] : vector<512x256xf32> to vector<512xf32>
-        %row_max_col_1 = vector.shape_cast %row_max_1 : vector<512xf32> to vector<512x1xf32>
-        %row_max_lanes_1 = vector.broadcast %row_max_col_1 : vector<512x1xf32> to vector<512x128xf32>
-        %m_next_1 = arith.maximumf %m_prev_1, %row_max_lanes_1 : vector<512x128xf32>
-        %m_shift_1 = arith.subf %m_prev_1, %m_next_1 : vector<512x128xf32>
-        %alpha_1 = math.exp2 %m_shift_1 : vector<512x128xf32>
-        %m_next_s_1 = tpu.repeat %m_next_1, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
-        %s_shifted_1 = arith.subf %s_segmented_1, %m_next_s_1 : vector<512x256xf32>
-        %p_1 = math.exp2 %s_shifted_1 : vector<512x256xf32>
-        %row_sum_1 = vector.multi_reduction <add>, %p_1, %row_sum_init [1] : vector<512x256xf32> to vector<512xf32>
-        %row_sum_col_1 = vector.shape_cast %row_sum_1 : vector<512xf32> to vector<512x1xf32>
-        %row_sum_lanes_1 = vector.broadcast %row_sum_col_1 : vector<512x1xf32> to vector<512x128xf32>
-        %l_scaled_1 = arith.mulf %alpha_1, %l_prev_1 : vector<512x128xf32>
-        %l_next_1 = arith.addf %l_scaled_1, %row_sum_lanes_1 : vector<512x128xf32>
-        tpu.vector_store %m_scratch[%c0, %c0], %m_next_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
-        tpu.vector_store %l_scratch[%c0, %c0], %l_next_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
-
         %v4_1 = vector.load %v_ref[%c0, %c0, %kv_offset_1, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
         %v_1 = vector.shape_cast %v4_1 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
         %p_narrow_1 = arith.truncf %p_1 : vector<512x256xf32> to vector<512x256xbf16>
         %pv_1 = tpu.matmul %p_narrow_1, %v_1, %acc_zero {
             dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
             transpose_lhs_hint = false} : vector<512x256xbf16>, vector<256x128xbf16>, vector<512x128xf32> -> vector<512x128xf32>
-        %acc_prev_1 = vector.load %acc_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+
+        %acc_prev_g0 = vector.load %acc_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
         // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
         // head_dim_v neither below nor a multiple of 128, its column broadcast.
-        %acc_scaled_1 = arith.mulf %alpha_1, %acc_prev_1 : vector<512x128xf32>
-        %acc_next_1 = arith.addf %acc_scaled_1, %pv_1 : vector<512x128xf32>
-        tpu.vector_store %acc_scratch[%c0, %c0], %acc_next_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        %acc_scaled_g0 = arith.mulf %alpha_g0, %acc_prev_g0 : vector<512x128xf32>
+        %acc_sum_0 = arith.addf %acc_scaled_g0, %pv_0 : vector<512x128xf32>
+        %acc_sum_1 = arith.addf %acc_sum_0, %pv_1 : vector<512x128xf32>
+        tpu.vector_store %acc_scratch[%c0, %c0], %acc_sum_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
       }
     }
 

@@ -146,14 +146,15 @@ TEST_P(PlantedBugIsCaught, ByTheVerifier) {
                                 << ", lse error " << result.comparison.lse_error;
 }
 
-// Sub-tile values are named <value>_<sub-tile>; (\d+) matches every sub-tile's copy.
+// Sub-tile values are named <value>_<sub-tile>, a softmax group's <value>_g<group>; (\d+)
+// matches every copy.
 INSTANTIATE_TEST_SUITE_P(
     Mutations, PlantedBugIsCaught,
     ::testing::Values(
         Mutation{"flipped_causal_comparison", kMaskedRows,
                  {{R"(arith.cmpi sle, %kv_pos_(\d+), %mask_0_bound)", "arith.cmpi slt, %kv_pos_$1, %mask_0_bound"}}},
         Mutation{"dropped_rescale", kComposed,
-                 {{R"(%acc_next_(\d+) = arith.addf %acc_scaled_\d+)", "%acc_next_$1 = arith.addf %acc_prev_$1"}}},
+                 {{R"(%acc_sum_(\d+) = arith.addf %acc_scaled_g(\d+))", "%acc_sum_$1 = arith.addf %acc_prev_g$2"}}},
         // softcap 25 instead of 20: both constants it enters (scale / softcap, softcap · log2 e).
         Mutation{"wrong_softcap", kComposed,
                  {{R"(%scale_over_cap = arith.constant dense<[^>]*>)", "%scale_over_cap = arith.constant dense<8.0e-03>"},
@@ -182,14 +183,15 @@ INSTANTIATE_TEST_SUITE_P(
         Mutation{"segment_ids_ignored", kSoftcapSegmentsSinks,
                  {{R"(arith.cmpi eq, %q_ids_(\d+), %kv_ids_\d+)", "arith.cmpi eq, %q_ids_$1, %q_ids_$1"}}},
         Mutation{"rescale_of_l_dropped", kSoftcapSegmentsSinks,
-                 {{R"(%l_scaled_(\d+) = arith.mulf %alpha_\d+, %l_prev_\d+)", "%l_scaled_$1 = arith.maximumf %l_prev_$1, %l_prev_$1"}}},
+                 {{R"(%l_scaled_g(\d+) = arith.mulf %alpha_g\d+, %l_prev_g\d+)",
+                   "%l_scaled_g$1 = arith.maximumf %l_prev_g$1, %l_prev_g$1"}}},
         Mutation{"rescale_of_acc_dropped", kCausalBf16,
-                 {{R"(%acc_next_(\d+) = arith.addf %acc_scaled_\d+)", "%acc_next_$1 = arith.addf %acc_prev_$1"}}},
+                 {{R"(%acc_sum_(\d+) = arith.addf %acc_scaled_g(\d+))", "%acc_sum_$1 = arith.addf %acc_prev_g$2"}}},
         // The running max pinned at 0: exact algebra (alpha = 1, lse = log l), so only
         // logits past 128 in base 2 (88.7 in base e), where exp2 overflows f32, show it.
         Mutation{"max_not_subtracted", kCausalBf16,
-                 {{R"(%m_next_(\d+) = arith.maximumf %m_prev_\d+, %row_max_lanes_\d+)",
-                   "%m_next_$1 = arith.subf %row_max_lanes_$1, %row_max_lanes_$1"}}}),
+                 {{R"(%m_next_g(\d+) = arith.maximumf %m_prev_g\d+, %row_max_lanes_g\d+)",
+                   "%m_next_g$1 = arith.subf %row_max_lanes_g$1, %row_max_lanes_g$1"}}}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace

@@ -90,31 +90,61 @@ Json operands_json(const Spec& spec, const SplashPlan& plan, const std::vector<T
   return operands_object;
 }
 
-// The sub-tiles of a kv block in the order the kernel runs them (subtiles.mlir.tmpl): the
-// scores of sub-tile 0, then for each sub-tile the next one's scores before its own
-// softmax update, so each QKᵀ is issued ahead of the P·V that waits on the softmax. With
-// `mask_ops`, the scores stages carry the mask predicate, its names suffixed by sub-tile.
-Json subtile_stages(const Spec& spec, int64_t subtiles, int64_t block_kv_compute, bool mask_ops) {
-  const std::string s_type = vector_type({spec.tpu->block_q, block_kv_compute}, "i32");
-  const std::string i1_type = vector_type({spec.tpu->block_q, block_kv_compute}, "i1");
-  auto stage = [&](bool scores, int64_t sub) {
-    Json item = {{"scores", scores}, {"sub", sub}};
-    if (scores) {
-      item["kv_offset"] = sub * block_kv_compute;
-      item["kv_end"] = (sub + 1) * block_kv_compute;
+// Score tiles of a kv block up to this size (block_q × block_kv f32) share one softmax
+// update; larger kv blocks update per sub-tile. From libtpu's bundle counts
+// (bench/tpu_static_cost.py, docs/tpu-kernel.md): one update for two 512 × 256 sub-tiles
+// took splash.json's v5e full step from 1,550 to 1,434 bundles, but for two 512 × 512
+// sub-tiles (mistral_7b_sliding_window, v6e) from 1,723 to 1,967: twice the live scores
+// outweigh the saved reductions and rescales.
+constexpr int64_t kMaxSharedUpdateScoreBytes = int64_t{1} << 20;
+
+// The order the kernel runs a kv block's sub-tiles in (subtiles.mlir.tmpl): the sub-tiles
+// form groups that share a softmax update (all of them, or one each); the scores of group
+// 0, then for each group the next group's scores before its own update. A sub-tile carries
+// its keys and its place in its group's element-wise chains (`first`; `second` combines
+// the group's first two; `later` extends the chain at `prev`); with `mask_ops`, the mask
+// predicate, its names suffixed by the sub-tile.
+Json subtile_stages(const Spec& spec, bool mask_ops) {
+  const TpuTarget& tpu = *spec.tpu;
+  const int64_t bkvc = tpu.block_kv_compute, subtiles = tpu.block_kv / bkvc;
+  const bool shared = tpu.block_q * tpu.block_kv * 4 <= kMaxSharedUpdateScoreBytes;
+  const int64_t group_size = shared ? subtiles : 1;
+  const std::string i32_type = vector_type({tpu.block_q, bkvc}, "i32");
+  const std::string i1_type = vector_type({tpu.block_q, bkvc}, "i1");
+  auto group = [&](int64_t g) {
+    Json items = Json::array();
+    for (int64_t sub = g * group_size; sub < (g + 1) * group_size; ++sub) {
+      const int64_t place = sub - g * group_size;
+      Json item = {{"sub", sub},
+                   {"kv_offset", sub * bkvc},
+                   {"kv_end", (sub + 1) * bkvc},
+                   {"first", place == 0},
+                   {"second", place == 1},
+                   {"later", place > 1}};
+      if (place > 0) item["prev"] = sub - 1;
+      if (mask_ops) {
+        const MlirMaskOps mask =
+            mask_mlir_ops(lower_mask(spec.masks.unique.front()), i32_type, i1_type, "_" + std::to_string(sub));
+        item["mask_ops"] = mask.ops;
+        item["mask_result"] = mask.result;
+      }
+      items.push_back(std::move(item));
     }
-    if (scores && mask_ops) {
-      const MlirMaskOps mask =
-          mask_mlir_ops(lower_mask(spec.masks.unique.front()), s_type, i1_type, "_" + std::to_string(sub));
-      item["mask_ops"] = mask.ops;
-      item["mask_result"] = mask.result;
-    }
-    return item;
+    return items;
   };
-  Json stages = Json::array({stage(true, 0)});
-  for (int64_t sub = 0; sub < subtiles; ++sub) {
-    if (sub + 1 < subtiles) stages.push_back(stage(true, sub + 1));
-    stages.push_back(stage(false, sub));
+  auto scores = [&](int64_t g) { return Json{{"scores", true}, {"subtiles", group(g)}}; };
+  auto update = [&](int64_t g) {
+    return Json{{"scores", false},
+                {"group", g},
+                {"subtiles", group(g)},
+                {"single", group_size == 1},
+                {"last_sub", (g + 1) * group_size - 1}};
+  };
+  const int64_t groups = subtiles / group_size;
+  Json stages = Json::array({scores(0)});
+  for (int64_t g = 0; g < groups; ++g) {
+    if (g + 1 < groups) stages.push_back(scores(g + 1));
+    stages.push_back(update(g));
   }
   return stages;
 }
@@ -223,15 +253,15 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"partial_blocks", plan.has_mask_next},
       {"segment_ids", spec.segment_ids},
       {"selects_scores", static_mask || spec.segment_ids},
-      // The two copies of the sub-tiles (tpu/forward/subtiles.mlir.tmpl): partial tiles
-      // evaluate the mask, full tiles do not. `softmax_input` is the last mask stage's scores the
+      // The two copies of the kv block's sub-tiles (tpu/forward/subtiles.mlir.tmpl): partial
+      // tiles evaluate the mask, full tiles do not. `softmax_input` is the last mask stage's scores the
       // softmax reads, `segment_input` the scores segment ids mask.
       {"partial_path", Json::array({Json::object({{"mask_tile", true},
-                                     {"stages", subtile_stages(spec, bkv / bkvc, bkvc, /*mask_tile=*/predicate)},
+                                     {"stages", subtile_stages(spec, /*mask_ops=*/predicate)},
                                      {"segment_input", "s_masked"},
                                      {"softmax_input", spec.segment_ids ? "s_segmented" : "s_masked"}})})},
       {"full_path", Json::array({Json::object({{"mask_tile", false},
-                                  {"stages", subtile_stages(spec, bkv / bkvc, bkvc, /*mask_tile=*/false)},
+                                  {"stages", subtile_stages(spec, /*mask_ops=*/false)},
                                   {"segment_input", "logits"},
                                   {"softmax_input", spec.segment_ids ? "s_segmented" : "logits"}})})},
       // m, l and alpha are lane-replicated (block_q, 128): how they reach the score tile's
