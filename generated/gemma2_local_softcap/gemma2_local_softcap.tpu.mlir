@@ -151,8 +151,8 @@ module {
         // repeating vregs.
         %m_prev_g0 = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
         %l_prev_g0 = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-        %s_max_1 = arith.maximumf %s_masked_0, %s_masked_1 : vector<512x256xf32>
-        %row_max_g0 = vector.multi_reduction <maximumf>, %s_max_1, %row_max_init [1] : vector<512x256xf32> to vector<512xf32>
+        %row_max_g0 = vector.multi_reduction <maximumf>, %s_masked_0, %row_max_init [1]
+            : vector<512x256xf32> to vector<512xf32>
         %row_max_col_g0 = vector.shape_cast %row_max_g0 : vector<512xf32> to vector<512x1xf32>
         %row_max_lanes_g0 = vector.broadcast %row_max_col_g0 : vector<512x1xf32> to vector<512x128xf32>
         %m_next_g0 = arith.maximumf %m_prev_g0, %row_max_lanes_g0 : vector<512x128xf32>
@@ -164,12 +164,7 @@ module {
         %s_shifted_0 = arith.subf %s_masked_0, %m_next_s_g0 : vector<512x256xf32>
         %p_0 = math.exp2 %s_shifted_0 : vector<512x256xf32>
 
-        // p of sub-tile 1.
-        %s_shifted_1 = arith.subf %s_masked_1, %m_next_s_g0 : vector<512x256xf32>
-        %p_1 = math.exp2 %s_shifted_1 : vector<512x256xf32>
-        %p_sum_1 = arith.addf %p_0, %p_1 : vector<512x256xf32>
-
-        %row_sum_g0 = vector.multi_reduction <add>, %p_sum_1, %row_sum_init [1] : vector<512x256xf32> to vector<512xf32>
+        %row_sum_g0 = vector.multi_reduction <add>, %p_0, %row_sum_init [1] : vector<512x256xf32> to vector<512xf32>
         %row_sum_col_g0 = vector.shape_cast %row_sum_g0 : vector<512xf32> to vector<512x1xf32>
         %row_sum_lanes_g0 = vector.broadcast %row_sum_col_g0 : vector<512x1xf32> to vector<512x128xf32>
         %l_scaled_g0 = arith.mulf %alpha_g0, %l_prev_g0 : vector<512x128xf32>
@@ -182,12 +177,6 @@ module {
         %pv_0 = tpu.matmul %p_narrow_0, %v_0, %acc_zero {
             dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
             transpose_lhs_hint = false} : vector<512x256xbf16>, vector<256x256xbf16>, vector<512x256xf32> -> vector<512x256xf32>
-        %v4_1 = vector.load %v_ref[%c0, %c0, %kv_offset_1, %c0] : memref<1x1x512x256xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x256xbf16>
-        %v_1 = vector.shape_cast %v4_1 : vector<1x1x256x256xbf16> to vector<256x256xbf16>
-        %p_narrow_1 = arith.truncf %p_1 : vector<512x256xf32> to vector<512x256xbf16>
-        %pv_1 = tpu.matmul %p_narrow_1, %v_1, %acc_zero {
-            dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
-            transpose_lhs_hint = false} : vector<512x256xbf16>, vector<256x256xbf16>, vector<512x256xf32> -> vector<512x256xf32>
 
         %acc_prev_g0 = vector.load %acc_scratch[%c0, %c0] : memref<512x256xf32, #tpu.memory_space<vmem>>, vector<512x256xf32>
         // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
@@ -195,7 +184,46 @@ module {
         %alpha_acc_g0 = tpu.repeat %alpha_g0, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
         %acc_scaled_g0 = arith.mulf %alpha_acc_g0, %acc_prev_g0 : vector<512x256xf32>
         %acc_sum_0 = arith.addf %acc_scaled_g0, %pv_0 : vector<512x256xf32>
-        %acc_sum_1 = arith.addf %acc_sum_0, %pv_1 : vector<512x256xf32>
+        tpu.vector_store %acc_scratch[%c0, %c0], %acc_sum_0 {strides = array<i32>} : memref<512x256xf32, #tpu.memory_space<vmem>>, vector<512x256xf32>,
+        // Online softmax of sub-tile group 1 in base 2. m and l stay lane-replicated
+        // (block_q, 128), as in their scratch, so only the two row reductions cross lanes, once per
+        // group: its sub-tiles are combined element-wise first. The score tiles read m by
+        // repeating vregs.
+        %m_prev_g1 = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        %l_prev_g1 = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        %row_max_g1 = vector.multi_reduction <maximumf>, %s_masked_1, %row_max_init [1]
+            : vector<512x256xf32> to vector<512xf32>
+        %row_max_col_g1 = vector.shape_cast %row_max_g1 : vector<512xf32> to vector<512x1xf32>
+        %row_max_lanes_g1 = vector.broadcast %row_max_col_g1 : vector<512x1xf32> to vector<512x128xf32>
+        %m_next_g1 = arith.maximumf %m_prev_g1, %row_max_lanes_g1 : vector<512x128xf32>
+        %m_shift_g1 = arith.subf %m_prev_g1, %m_next_g1 : vector<512x128xf32>
+        %alpha_g1 = math.exp2 %m_shift_g1 : vector<512x128xf32>
+        %m_next_s_g1 = tpu.repeat %m_next_g1, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
+
+        // p of sub-tile 1.
+        %s_shifted_1 = arith.subf %s_masked_1, %m_next_s_g1 : vector<512x256xf32>
+        %p_1 = math.exp2 %s_shifted_1 : vector<512x256xf32>
+
+        %row_sum_g1 = vector.multi_reduction <add>, %p_1, %row_sum_init [1] : vector<512x256xf32> to vector<512xf32>
+        %row_sum_col_g1 = vector.shape_cast %row_sum_g1 : vector<512xf32> to vector<512x1xf32>
+        %row_sum_lanes_g1 = vector.broadcast %row_sum_col_g1 : vector<512x1xf32> to vector<512x128xf32>
+        %l_scaled_g1 = arith.mulf %alpha_g1, %l_prev_g1 : vector<512x128xf32>
+        %l_next_g1 = arith.addf %l_scaled_g1, %row_sum_lanes_g1 : vector<512x128xf32>
+        tpu.vector_store %m_scratch[%c0, %c0], %m_next_g1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        tpu.vector_store %l_scratch[%c0, %c0], %l_next_g1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        %v4_1 = vector.load %v_ref[%c0, %c0, %kv_offset_1, %c0] : memref<1x1x512x256xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x256xbf16>
+        %v_1 = vector.shape_cast %v4_1 : vector<1x1x256x256xbf16> to vector<256x256xbf16>
+        %p_narrow_1 = arith.truncf %p_1 : vector<512x256xf32> to vector<512x256xbf16>
+        %pv_1 = tpu.matmul %p_narrow_1, %v_1, %acc_zero {
+            dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
+            transpose_lhs_hint = false} : vector<512x256xbf16>, vector<256x256xbf16>, vector<512x256xf32> -> vector<512x256xf32>
+
+        %acc_prev_g1 = vector.load %acc_scratch[%c0, %c0] : memref<512x256xf32, #tpu.memory_space<vmem>>, vector<512x256xf32>
+        // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
+        // head_dim_v neither below nor a multiple of 128, its column broadcast.
+        %alpha_acc_g1 = tpu.repeat %alpha_g1, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
+        %acc_scaled_g1 = arith.mulf %alpha_acc_g1, %acc_prev_g1 : vector<512x256xf32>
+        %acc_sum_1 = arith.addf %acc_scaled_g1, %pv_1 : vector<512x256xf32>
         tpu.vector_store %acc_scratch[%c0, %c0], %acc_sum_1 {strides = array<i32>} : memref<512x256xf32, #tpu.memory_space<vmem>>, vector<512x256xf32>,
       } else {
         // The kv block in sub-tiles of block_kv_compute keys, unrolled, and in groups that share
@@ -232,8 +260,8 @@ module {
         // repeating vregs.
         %m_prev_g0 = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
         %l_prev_g0 = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-        %s_max_1 = arith.maximumf %logits_0, %logits_1 : vector<512x256xf32>
-        %row_max_g0 = vector.multi_reduction <maximumf>, %s_max_1, %row_max_init [1] : vector<512x256xf32> to vector<512xf32>
+        %row_max_g0 = vector.multi_reduction <maximumf>, %logits_0, %row_max_init [1]
+            : vector<512x256xf32> to vector<512xf32>
         %row_max_col_g0 = vector.shape_cast %row_max_g0 : vector<512xf32> to vector<512x1xf32>
         %row_max_lanes_g0 = vector.broadcast %row_max_col_g0 : vector<512x1xf32> to vector<512x128xf32>
         %m_next_g0 = arith.maximumf %m_prev_g0, %row_max_lanes_g0 : vector<512x128xf32>
@@ -245,12 +273,7 @@ module {
         %s_shifted_0 = arith.subf %logits_0, %m_next_s_g0 : vector<512x256xf32>
         %p_0 = math.exp2 %s_shifted_0 : vector<512x256xf32>
 
-        // p of sub-tile 1.
-        %s_shifted_1 = arith.subf %logits_1, %m_next_s_g0 : vector<512x256xf32>
-        %p_1 = math.exp2 %s_shifted_1 : vector<512x256xf32>
-        %p_sum_1 = arith.addf %p_0, %p_1 : vector<512x256xf32>
-
-        %row_sum_g0 = vector.multi_reduction <add>, %p_sum_1, %row_sum_init [1] : vector<512x256xf32> to vector<512xf32>
+        %row_sum_g0 = vector.multi_reduction <add>, %p_0, %row_sum_init [1] : vector<512x256xf32> to vector<512xf32>
         %row_sum_col_g0 = vector.shape_cast %row_sum_g0 : vector<512xf32> to vector<512x1xf32>
         %row_sum_lanes_g0 = vector.broadcast %row_sum_col_g0 : vector<512x1xf32> to vector<512x128xf32>
         %l_scaled_g0 = arith.mulf %alpha_g0, %l_prev_g0 : vector<512x128xf32>
@@ -263,12 +286,6 @@ module {
         %pv_0 = tpu.matmul %p_narrow_0, %v_0, %acc_zero {
             dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
             transpose_lhs_hint = false} : vector<512x256xbf16>, vector<256x256xbf16>, vector<512x256xf32> -> vector<512x256xf32>
-        %v4_1 = vector.load %v_ref[%c0, %c0, %kv_offset_1, %c0] : memref<1x1x512x256xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x256xbf16>
-        %v_1 = vector.shape_cast %v4_1 : vector<1x1x256x256xbf16> to vector<256x256xbf16>
-        %p_narrow_1 = arith.truncf %p_1 : vector<512x256xf32> to vector<512x256xbf16>
-        %pv_1 = tpu.matmul %p_narrow_1, %v_1, %acc_zero {
-            dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
-            transpose_lhs_hint = false} : vector<512x256xbf16>, vector<256x256xbf16>, vector<512x256xf32> -> vector<512x256xf32>
 
         %acc_prev_g0 = vector.load %acc_scratch[%c0, %c0] : memref<512x256xf32, #tpu.memory_space<vmem>>, vector<512x256xf32>
         // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
@@ -276,7 +293,46 @@ module {
         %alpha_acc_g0 = tpu.repeat %alpha_g0, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
         %acc_scaled_g0 = arith.mulf %alpha_acc_g0, %acc_prev_g0 : vector<512x256xf32>
         %acc_sum_0 = arith.addf %acc_scaled_g0, %pv_0 : vector<512x256xf32>
-        %acc_sum_1 = arith.addf %acc_sum_0, %pv_1 : vector<512x256xf32>
+        tpu.vector_store %acc_scratch[%c0, %c0], %acc_sum_0 {strides = array<i32>} : memref<512x256xf32, #tpu.memory_space<vmem>>, vector<512x256xf32>,
+        // Online softmax of sub-tile group 1 in base 2. m and l stay lane-replicated
+        // (block_q, 128), as in their scratch, so only the two row reductions cross lanes, once per
+        // group: its sub-tiles are combined element-wise first. The score tiles read m by
+        // repeating vregs.
+        %m_prev_g1 = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        %l_prev_g1 = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        %row_max_g1 = vector.multi_reduction <maximumf>, %logits_1, %row_max_init [1]
+            : vector<512x256xf32> to vector<512xf32>
+        %row_max_col_g1 = vector.shape_cast %row_max_g1 : vector<512xf32> to vector<512x1xf32>
+        %row_max_lanes_g1 = vector.broadcast %row_max_col_g1 : vector<512x1xf32> to vector<512x128xf32>
+        %m_next_g1 = arith.maximumf %m_prev_g1, %row_max_lanes_g1 : vector<512x128xf32>
+        %m_shift_g1 = arith.subf %m_prev_g1, %m_next_g1 : vector<512x128xf32>
+        %alpha_g1 = math.exp2 %m_shift_g1 : vector<512x128xf32>
+        %m_next_s_g1 = tpu.repeat %m_next_g1, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
+
+        // p of sub-tile 1.
+        %s_shifted_1 = arith.subf %logits_1, %m_next_s_g1 : vector<512x256xf32>
+        %p_1 = math.exp2 %s_shifted_1 : vector<512x256xf32>
+
+        %row_sum_g1 = vector.multi_reduction <add>, %p_1, %row_sum_init [1] : vector<512x256xf32> to vector<512xf32>
+        %row_sum_col_g1 = vector.shape_cast %row_sum_g1 : vector<512xf32> to vector<512x1xf32>
+        %row_sum_lanes_g1 = vector.broadcast %row_sum_col_g1 : vector<512x1xf32> to vector<512x128xf32>
+        %l_scaled_g1 = arith.mulf %alpha_g1, %l_prev_g1 : vector<512x128xf32>
+        %l_next_g1 = arith.addf %l_scaled_g1, %row_sum_lanes_g1 : vector<512x128xf32>
+        tpu.vector_store %m_scratch[%c0, %c0], %m_next_g1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        tpu.vector_store %l_scratch[%c0, %c0], %l_next_g1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        %v4_1 = vector.load %v_ref[%c0, %c0, %kv_offset_1, %c0] : memref<1x1x512x256xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x256xbf16>
+        %v_1 = vector.shape_cast %v4_1 : vector<1x1x256x256xbf16> to vector<256x256xbf16>
+        %p_narrow_1 = arith.truncf %p_1 : vector<512x256xf32> to vector<512x256xbf16>
+        %pv_1 = tpu.matmul %p_narrow_1, %v_1, %acc_zero {
+            dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
+            transpose_lhs_hint = false} : vector<512x256xbf16>, vector<256x256xbf16>, vector<512x256xf32> -> vector<512x256xf32>
+
+        %acc_prev_g1 = vector.load %acc_scratch[%c0, %c0] : memref<512x256xf32, #tpu.memory_space<vmem>>, vector<512x256xf32>
+        // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
+        // head_dim_v neither below nor a multiple of 128, its column broadcast.
+        %alpha_acc_g1 = tpu.repeat %alpha_g1, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
+        %acc_scaled_g1 = arith.mulf %alpha_acc_g1, %acc_prev_g1 : vector<512x256xf32>
+        %acc_sum_1 = arith.addf %acc_scaled_g1, %pv_1 : vector<512x256xf32>
         tpu.vector_store %acc_scratch[%c0, %c0], %acc_sum_1 {strides = array<i32>} : memref<512x256xf32, #tpu.memory_space<vmem>>, vector<512x256xf32>,
       }
     }

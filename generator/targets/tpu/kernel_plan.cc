@@ -90,13 +90,14 @@ Json operands_json(const Spec& spec, const SplashPlan& plan, const std::vector<T
   return operands_object;
 }
 
-// Score tiles of a kv block up to this size (block_q × block_kv f32) share one softmax
-// update; larger kv blocks update per sub-tile. From libtpu's bundle counts
-// (bench/tpu_static_cost.py, docs/tpu-kernel.md): one update for two 512 × 256 sub-tiles
-// took splash.json's v5e full step from 1,550 to 1,434 bundles, but for two 512 × 512
-// sub-tiles (mistral_7b_sliding_window, v6e) from 1,723 to 1,967: twice the live scores
-// outweigh the saved reductions and rescales.
-constexpr int64_t kMaxSharedUpdateScoreBytes = int64_t{1} << 20;
+// A kv block whose f32 scores and accumulator (block_q × (block_kv + head_dim_v)) take at
+// most this much shares one softmax update across its sub-tiles; a larger one updates per
+// sub-tile. From libtpu's bundle counts per full step (bench/tpu_static_cost.py,
+// docs/tpu-kernel.md): one update took splash.json (v5e, 512 × 512 scores, head_dim_v 128,
+// exactly this size) from 1,550 to 1,434 bundles, but mistral_7b_sliding_window (v6e,
+// 512 × 1024) from 1,723 to 1,967 and gemma2_global_softcap (v5e, head_dim_v 256) from
+// 2,437 to 2,545: more live tiles outweigh the saved reductions and rescales.
+constexpr int64_t kMaxSharedUpdateBytes = 1280 * 1024;
 
 // The order the kernel runs a kv block's sub-tiles in (subtiles.mlir.tmpl): the sub-tiles
 // form groups that share a softmax update (all of them, or one each); the scores of group
@@ -107,7 +108,7 @@ constexpr int64_t kMaxSharedUpdateScoreBytes = int64_t{1} << 20;
 Json subtile_stages(const Spec& spec, bool mask_ops) {
   const TpuTarget& tpu = *spec.tpu;
   const int64_t bkvc = tpu.block_kv_compute, subtiles = tpu.block_kv / bkvc;
-  const bool shared = tpu.block_q * tpu.block_kv * 4 <= kMaxSharedUpdateScoreBytes;
+  const bool shared = tpu.block_q * (tpu.block_kv + spec.shape.head_dim_v) * 4 <= kMaxSharedUpdateBytes;
   const int64_t group_size = shared ? subtiles : 1;
   const std::string i32_type = vector_type({tpu.block_q, bkvc}, "i32");
   const std::string i1_type = vector_type({tpu.block_q, bkvc}, "i1");
