@@ -43,7 +43,6 @@ module {
         {transform_indices = @transform_5, window_bounds = array<i64: 1, 1, 128, 128>}
       ]} {
     %c0 = arith.constant 0 : index
-    %c1 = arith.constant 1 : index
     %c0_i32 = arith.constant 0 : i32
     %c1_i32 = arith.constant 1 : i32
     %mask_value = arith.constant -2.38197633e+38 : f32

@@ -40,7 +40,6 @@ module {
         {transform_indices = @transform_4, window_bounds = array<i64: 1, 1, 512, 128>}
       ]} {
     %c0 = arith.constant 0 : index
-    %c1 = arith.constant 1 : index
     %c0_i32 = arith.constant 0 : i32
     %c1_i32 = arith.constant 1 : i32
     %mask_value = arith.constant -2.38197633e+38 : f32
@@ -104,9 +103,7 @@ module {
         %q_first_v_0 = vector.broadcast %q_first : i32 to vector<512x256xi32>
         %q_iota_0 = tpu.iota {dimensions = array<i32: 0>} : vector<512x256xi32>
         %q_pos_0 = arith.addi %q_first_v_0, %q_iota_0 : vector<512x256xi32>
-        %kv_offset_i32_0 = arith.constant 0 : i32
-        %kv_first_0 = arith.addi %kv_block_first, %kv_offset_i32_0 : i32
-        %kv_first_v_0 = vector.broadcast %kv_first_0 : i32 to vector<512x256xi32>
+        %kv_first_v_0 = vector.broadcast %kv_block_first : i32 to vector<512x256xi32>
         %kv_iota_0 = tpu.iota {dimensions = array<i32: 1>} : vector<512x256xi32>
         %kv_pos_0 = arith.addi %kv_first_v_0, %kv_iota_0 : vector<512x256xi32>
         // The mask of docs/spec-format.md §4 as lowered by generator/mask_lowering.h.

@@ -124,6 +124,7 @@ Json subtile_stages(const Spec& spec, bool mask_ops) {
                    {"later", place > 1}};
       if (place > 0) item["prev"] = sub - 1;
       if (mask_ops) {
+        item["block_start"] = sub == 0;  // keys from the kv block's first: no offset to add
         const MlirMaskOps mask =
             mask_mlir_ops(lower_mask(spec.masks.unique.front()), i32_type, i1_type, "_" + std::to_string(sub));
         item["mask_ops"] = mask.ops;
