@@ -599,7 +599,7 @@ def gate_figures(rows):
 
 
 def gate_failures(rows, recorded):
-  """One line per kernel that is slower or spills more than recorded."""
+  """One line per regression: a kernel slower, or spilling more, than recorded."""
   failures = []
   for spec, now in gate_figures(rows).items():
     was = recorded.get(spec)
