@@ -4,6 +4,7 @@ BUILD ?= build
 KGEN := $(BUILD)/generator/kgen
 SPECS := $(sort $(wildcard specs/*.json))
 SPEC ?= $(SPECS)
+TPU_SPECS = $(shell grep -l '"tpu"' $(SPECS))
 JOBS ?= 2
 
 .PHONY: deps build gen check-generated format-check audit test verify tpu-bundles bench-tpu cuda verify-gpu bench-cuda clean
@@ -45,7 +46,7 @@ verify: build
 	@deps/install.sh libtpu
 	@KGEN=$(KGEN) verify/write_receipts.sh $(SPEC)
 	@.venv-libtpu/bin/python bench/tpu_static_cost.py --no-splash --kgen $(KGEN) \
-	    --check bench/tpu_bundles.json $$(grep -l '"tpu"' specs/*.json)
+	    --check bench/tpu_bundles.json $(TPU_SPECS)
 
 # kgen's tpu kernels of bench/specs/tpu against JAX's Splash, by libtpu's static bundle
 # counts (docs/benchmarks.md); writes bench-results/tpu/. Nothing runs on a TPU.
@@ -58,7 +59,7 @@ bench-tpu: build
 tpu-bundles: build
 	@deps/install.sh libtpu
 	@.venv-libtpu/bin/python bench/tpu_static_cost.py --no-splash --kgen $(KGEN) \
-	    --record bench/tpu_bundles.json $$(grep -l '"tpu"' specs/*.json)
+	    --record bench/tpu_bundles.json $(TPU_SPECS)
 
 # sm90a without a GPU: compiles every generated sm90a kernel (and the feature specs of
 # tests/cuda/specs) with nvcc for sm_90a, checks each (no spills or local memory, wgmma

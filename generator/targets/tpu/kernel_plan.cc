@@ -112,6 +112,7 @@ Json subtile_stages(const Spec& spec, bool mask_ops) {
   const int64_t group_size = shared ? subtiles : 1;
   const std::string i32_type = vector_type({tpu.block_q, bkvc}, "i32");
   const std::string i1_type = vector_type({tpu.block_q, bkvc}, "i1");
+  const MaskProgram mask_program = mask_ops ? lower_mask(spec.masks.unique.front()) : MaskProgram{};
   auto group = [&](int64_t g) {
     Json items = Json::array();
     for (int64_t sub = g * group_size; sub < (g + 1) * group_size; ++sub) {
@@ -125,8 +126,7 @@ Json subtile_stages(const Spec& spec, bool mask_ops) {
       if (place > 0) item["prev"] = sub - 1;
       if (mask_ops) {
         item["block_start"] = sub == 0;  // keys from the kv block's first: no offset to add
-        const MlirMaskOps mask =
-            mask_mlir_ops(lower_mask(spec.masks.unique.front()), i32_type, i1_type, "_" + std::to_string(sub));
+        const MlirMaskOps mask = mask_mlir_ops(mask_program, i32_type, i1_type, "_" + std::to_string(sub));
         item["mask_ops"] = mask.ops;
         item["mask_result"] = mask.result;
       }
@@ -134,15 +134,17 @@ Json subtile_stages(const Spec& spec, bool mask_ops) {
     }
     return items;
   };
-  auto scores = [&](int64_t g) { return Json{{"scores", true}, {"subtiles", group(g)}}; };
+  const int64_t groups = subtiles / group_size;
+  std::vector<Json> members;
+  for (int64_t g = 0; g < groups; ++g) members.push_back(group(g));
+  auto scores = [&](int64_t g) { return Json{{"scores", true}, {"subtiles", members[g]}}; };
   auto update = [&](int64_t g) {
     return Json{{"scores", false},
                 {"group", g},
-                {"subtiles", group(g)},
+                {"subtiles", members[g]},
                 {"single", group_size == 1},
                 {"last_sub", (g + 1) * group_size - 1}};
   };
-  const int64_t groups = subtiles / group_size;
   Json stages = Json::array({scores(0)});
   for (int64_t g = 0; g < groups; ++g) {
     if (g + 1 < groups) stages.push_back(scores(g + 1));
@@ -256,8 +258,8 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"segment_ids", spec.segment_ids},
       {"selects_scores", static_mask || spec.segment_ids},
       // The two copies of the kv block's sub-tiles (tpu/forward/subtiles.mlir.tmpl): partial
-      // tiles evaluate the mask, full tiles do not. `softmax_input` is the last mask stage's scores the
-      // softmax reads, `segment_input` the scores segment ids mask.
+      // tiles evaluate the mask, full tiles do not. `softmax_input` names the last mask
+      // stage's scores, which the softmax reads; `segment_input` the scores segment ids mask.
       {"partial_path", Json::array({Json::object({{"mask_tile", true},
                                      {"stages", subtile_stages(spec, /*mask_ops=*/predicate)},
                                      {"segment_input", "s_masked"},
