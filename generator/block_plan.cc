@@ -36,49 +36,79 @@ PartialBlock tile_bits(const Mask& mask, const TileShape& tiles, int64_t qb, int
   return block;
 }
 
+// Flat indices of a [rows][q][kv] table in the order `pass`'s grid visits them: row-major for
+// the forward; for the dkv pass kv block outermost, then row, then q block (Splash's dkv grid
+// is [kv blocks, heads, q steps]).
+std::vector<int64_t> walk_order(const Table3<int8_t>& classes, SplashPass pass) {
+  std::vector<int64_t> walk;
+  walk.reserve(classes.values.size());
+  if (pass == SplashPass::kForward) {
+    for (int64_t step = 0; step < static_cast<int64_t>(classes.values.size()); ++step) walk.push_back(step);
+    return walk;
+  }
+  for (int64_t c = 0; c < classes.cols; ++c)
+    for (int64_t r = 0; r < classes.rows; ++r)
+      for (int64_t q = 0; q < classes.q_blocks; ++q) walk.push_back((r * classes.q_blocks + q) * classes.cols + c);
+  return walk;
+}
+
 // The table a step of the grid reads for the tile it loads: for every grid step, the
-// value at the first step at or after it (in row-major grid order, wrapping around to
-// the very first) whose tile is selected; 0 everywhere when no tile is selected.
+// value at the first step at or after it in `walk` (wrapping around to the very first)
+// whose tile is selected; 0 everywhere when no tile is selected.
 template <typename Select, typename Value>
-Table3<int32_t> next_selected(const Table3<int8_t>& classes, Select selected, Value value) {
+Table3<int32_t> next_selected(const Table3<int8_t>& classes, const std::vector<int64_t>& walk, Select selected,
+                              Value value) {
   Table3<int32_t> next(classes.rows, classes.q_blocks, classes.cols, 0);
-  const int64_t steps = static_cast<int64_t>(classes.values.size());
-  int64_t first = -1;
-  for (int64_t s = 0; s < steps && first < 0; ++s)
-    if (selected(classes.values[static_cast<std::size_t>(s)])) first = s;
-  if (first < 0) return next;
-  int64_t upcoming = first;  // after the last selected step, the walk wraps to the first
-  for (int64_t s = steps - 1; s >= 0; --s) {
-    if (selected(classes.values[static_cast<std::size_t>(s)])) upcoming = s;
-    next.values[static_cast<std::size_t>(s)] = value(upcoming);
+  auto is_selected = [&](int64_t step) { return selected(classes.values[static_cast<std::size_t>(step)]); };
+  const auto first = std::find_if(walk.begin(), walk.end(), is_selected);
+  if (first == walk.end()) return next;
+  int64_t upcoming = *first;  // after the last selected step, the walk wraps to the first
+  for (auto step = walk.rbegin(); step != walk.rend(); ++step) {
+    if (is_selected(*step)) upcoming = *step;
+    next.values[static_cast<std::size_t>(*step)] = value(upcoming);
   }
   return next;
 }
 
-// Grid shrinking: each q row keeps only its non-empty columns, padded with zeros to the
-// longest row (Splash pads data_next and mask_next with 0, not with the next block).
-void shrink_columns(SplashPlan& plan) {
+// Grid shrinking, for a plan of one row: the walked axis keeps only its non-empty tiles, in
+// order, padded with zeros to the longest (Splash pads data_next and mask_next with 0, not
+// with the next block). The forward pads each q block's kv steps at the end; the dkv pass pads
+// each kv block's q steps at the start, so that its last step, which writes dk and dv, is live.
+void shrink(SplashPlan& plan) {
   const Table3<int8_t>& classes = plan.block_mask;
-  int64_t width = 0;
-  std::vector<std::vector<int64_t>> live(static_cast<std::size_t>(classes.q_blocks));
-  for (int64_t q = 0; q < classes.q_blocks; ++q) {
-    for (int64_t c = 0; c < classes.cols; ++c)
-      if (classes.at(0, q, c) != kEmptyTile) live[static_cast<std::size_t>(q)].push_back(c);
-    width = std::max<int64_t>(width, static_cast<int64_t>(live[static_cast<std::size_t>(q)].size()));
+  const bool forward = plan.pass == SplashPass::kForward;
+  const int64_t lines = forward ? classes.q_blocks : classes.cols;  // q blocks, or kv blocks
+  const int64_t length = forward ? classes.cols : classes.q_blocks;
+  auto at = [&](auto& table, int64_t line, int64_t k) -> auto& {
+    return forward ? table.at(0, line, k) : table.at(0, k, line);
+  };
+  std::vector<std::vector<int64_t>> live(static_cast<std::size_t>(lines));
+  int64_t width = 1;  // a mask with no live tile at all still runs one step per line, to write zeros
+  for (int64_t line = 0; line < lines; ++line) {
+    for (int64_t k = 0; k < length; ++k)
+      if (at(classes, line, k) != kEmptyTile) live[static_cast<std::size_t>(line)].push_back(k);
+    width = std::max<int64_t>(width, static_cast<int64_t>(live[static_cast<std::size_t>(line)].size()));
   }
-  // A mask with no live tile at all still runs one step per q block, to write zeros.
-  width = std::max<int64_t>(width, 1);
   auto gather = [&](const auto& table) {
-    std::decay_t<decltype(table)> out(1, table.q_blocks, width, 0);
-    for (int64_t q = 0; q < table.q_blocks; ++q) {
-      const auto& cols = live[static_cast<std::size_t>(q)];
-      for (std::size_t k = 0; k < cols.size(); ++k) out.at(0, q, static_cast<int64_t>(k)) = table.at(0, q, cols[k]);
+    std::decay_t<decltype(table)> out = forward ? std::decay_t<decltype(table)>(1, lines, width, 0)
+                                                : std::decay_t<decltype(table)>(1, width, lines, 0);
+    for (int64_t line = 0; line < lines; ++line) {
+      const auto& kept = live[static_cast<std::size_t>(line)];
+      const int64_t first = forward ? 0 : width - static_cast<int64_t>(kept.size());
+      for (std::size_t k = 0; k < kept.size(); ++k) at(out, line, first + static_cast<int64_t>(k)) = at(table, line, kept[k]);
     }
     return out;
   };
   plan.data_next = gather(plan.data_next);
   if (plan.has_mask_next) plan.mask_next = gather(plan.mask_next);
   plan.block_mask = gather(plan.block_mask);
+}
+
+PartialBlock transposed(const PartialBlock& block) {
+  PartialBlock out(block.empty() ? 0 : block.front().size(), std::string(block.size(), '0'));
+  for (std::size_t r = 0; r < block.size(); ++r)
+    for (std::size_t c = 0; c < block[r].size(); ++c) out[c][r] = block[r][c];
+  return out;
 }
 
 // Partial blocks deduplicated by content, numbered in order of first appearance.
@@ -137,8 +167,9 @@ Table3<int8_t> classify_tiles(const Mask& mask, const TileShape& tiles) {
   return classes;
 }
 
-SplashPlan build_splash_plan(const HeadMasks& masks, int64_t heads, const TileShape& tiles) {
+SplashPlan build_splash_plan(const HeadMasks& masks, int64_t heads, const TileShape& tiles, SplashPass pass) {
   SplashPlan plan;
+  plan.pass = pass;
   plan.tiles = tiles;
   plan.heads = heads;
   const int64_t rows = masks.shared() ? 1 : heads;
@@ -174,22 +205,28 @@ SplashPlan build_splash_plan(const HeadMasks& masks, int64_t heads, const TileSh
       std::copy(ids.values.begin(), ids.values.end(), partial_id.values.begin() + r * q_blocks * kv_blocks);
     }
     plan.partial_blocks = pool.take();
+    if (pass == SplashPass::kDkv)
+      for (PartialBlock& block : plan.partial_blocks) block = transposed(block);
     plan.has_mask_next = true;
   }
 
+  // The block a step loads along the walked axis: its kv block (forward) or q block (dkv).
+  const std::vector<int64_t> walk = walk_order(plan.block_mask, pass);
   plan.data_next = next_selected(
-      plan.block_mask, [](int8_t c) { return c != kEmptyTile; },
-      [&](int64_t step) { return static_cast<int32_t>(step % kv_blocks); });
+      plan.block_mask, walk, [](int8_t c) { return c != kEmptyTile; },
+      [&](int64_t step) {
+        return static_cast<int32_t>(pass == SplashPass::kForward ? step % kv_blocks : step / kv_blocks % q_blocks);
+      });
   if (plan.has_mask_next)
     plan.mask_next = next_selected(
-        plan.block_mask, [](int8_t c) { return c == kPartialTile; },
+        plan.block_mask, walk, [](int8_t c) { return c == kPartialTile; },
         [&](int64_t step) { return partial_id.values[static_cast<std::size_t>(step)]; });
 
   plan.total_tiles_per_batch = heads * q_blocks * kv_blocks;
   for (int64_t h = 0; h < heads; ++h)
     plan.live_tiles_per_batch += count_live(per_mask[static_cast<std::size_t>(masks.head_to_unique[static_cast<std::size_t>(h)])]);
 
-  if (rows == 1) shrink_columns(plan);
+  if (rows == 1) shrink(plan);
   return plan;
 }
 

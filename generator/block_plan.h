@@ -46,23 +46,34 @@ const char* partial_tile_mask_name(PartialTileMask mask);  // "none", "predicate
 // One partial tile's bits: block_q rows of block_kv '0'/'1' characters.
 using PartialBlock = std::vector<std::string>;
 
-// Splash Attention's forward MaskInfo, computed the way docs/spec-format.md §4 defines it.
+// Which of Splash's kernels walks a plan. The forward and the dq kernel step through the kv
+// blocks of each q block (grid [heads, q blocks, kv steps]); the dkv kernel through the q
+// blocks of each kv block (grid [kv blocks, heads, q steps]), so its plan is the same tile
+// classification walked, and shrunk, along the other axis.
+enum class SplashPass { kForward, kDkv };
+
+// Splash Attention's MaskInfo, computed the way docs/spec-format.md §4 (forward) and §7 (dkv)
+// define it. The tables are always indexed [row][q][kv], as Splash's are.
 struct SplashPlan {
+  SplashPass pass = SplashPass::kForward;
   TileShape tiles;
   int64_t heads = 0;            // grid heads (q_heads)
   PartialTileMask partial_mask = PartialTileMask::kNone;
   Table3<int8_t> block_mask;    // rows = 1 when all heads share one mask, else heads
-  Table3<int32_t> data_next;
+  Table3<int32_t> data_next;    // forward: the kv block a step loads; dkv: the q block
   bool has_mask_next = false;   // partial_mask is kBitmask
   Table3<int32_t> mask_next;    // meaningful only when has_mask_next
+  // Forward: block_q rows of block_kv bits each; dkv: transposed, block_kv rows of block_q.
   std::vector<PartialBlock> partial_blocks;
   int64_t live_tiles_per_batch = 0;  // non-empty tiles over all heads
   int64_t total_tiles_per_batch = 0;
 
-  int64_t width() const { return block_mask.cols; }
+  // Grid steps along the walked axis: kv steps per q block (forward), q steps per kv block (dkv).
+  int64_t width() const { return pass == SplashPass::kForward ? block_mask.cols : block_mask.q_blocks; }
 };
 
-SplashPlan build_splash_plan(const HeadMasks& masks, int64_t heads, const TileShape& tiles);
+SplashPlan build_splash_plan(const HeadMasks& masks, int64_t heads, const TileShape& tiles,
+                             SplashPass pass = SplashPass::kForward);
 
 // The GPU view of the same classification, FlexAttention-style: per (mask row, q block)
 // the partial and the full kv blocks, in increasing order.

@@ -36,7 +36,8 @@ namespace {
 const std::string kUsage =
     "usage: kgen gen SPEC... [--out DIR] [--check]   write (or with --check, compare)\n"
     "                                                DIR/<name>/ for each spec (default DIR: generated)\n"
-    "       kgen plan SPEC --target T                print the block plan of target T as JSON\n"
+    "       kgen plan SPEC --target T [--pass P]     print the block plan of target T as JSON; P is\n"
+    "                                                forward (default), dq or dkv (docs/spec-format.md §7)\n"
     "       kgen explain SPEC                        summarize a spec for a reviewer\n"
     "       kgen verify SPEC --target T [...]        check a generated kernel against the reference\n"
     "       kgen audit SPEC... [--generated DIR]     check generated CUDA with Clang (docs/audit.md)\n"
@@ -56,7 +57,7 @@ Arguments parse_arguments(int argc, char** argv) {
   args.command = argv[1];
   if (args.command != "gen" && args.command != "plan" && args.command != "explain")
     throw SpecError("unknown command '" + args.command + "'\n" + kUsage);
-  const std::set<std::string> valued = {"--out", "--target", "--root"};
+  const std::set<std::string> valued = {"--out", "--target", "--pass", "--root"};
   for (int k = 2; k < argc; ++k) {
     const std::string arg = argv[k];
     if (arg == "--check" && args.command == "gen") {
@@ -75,8 +76,9 @@ Arguments parse_arguments(int argc, char** argv) {
     throw SpecError("kgen " + args.command + " takes exactly one spec\n" + kUsage);
   if (args.command == "plan" && !args.options.count("--target"))
     throw SpecError("kgen plan needs --target tpu|sm90a|sm100a\n" + kUsage);
-  if (args.command != "plan" && args.options.count("--target"))
-    throw SpecError("--target belongs to kgen plan\n" + kUsage);
+  for (const char* option : {"--target", "--pass"})
+    if (args.command != "plan" && args.options.count(option))
+      throw SpecError(std::string(option) + " belongs to kgen plan\n" + kUsage);
   if (args.command != "gen" && args.options.count("--out"))
     throw SpecError("--out belongs to kgen gen\n" + kUsage);
   return args;
@@ -157,7 +159,10 @@ int run(int argc, char** argv) {
   const std::string& file = args.specs.front();
   const Spec spec = load_spec(file, root_of(args));
   std::cout << naming_spec_file(file, [&] {
-    return args.command == "plan" ? plan_json(spec, args.options.at("--target")).dump() + "\n"
+    const auto pass = args.options.find("--pass");
+    return args.command == "plan"
+               ? plan_json(spec, args.options.at("--target"), pass == args.options.end() ? "forward" : pass->second)
+                         .dump() + "\n"
                                   : explain_spec(spec) + explain_receipts(spec, ReceiptPaths{});
   });
   return 0;

@@ -14,12 +14,15 @@ int64_t MemoryBudget::total() const {
   return sum;
 }
 
+namespace {
+constexpr int64_t kBuffers = 2;  // Mosaic double-buffers every moving window
+constexpr int64_t kF32 = 4, kI32 = 4;
+}  // namespace
+
 MemoryBudget tpu_vmem_budget(const Spec& spec, const TpuTarget& target) {
   const int64_t e = dtype_bytes(spec.dtype);
   const int64_t bq = target.block_q, bkv = target.block_kv;
   const int64_t d = spec.shape.head_dim, dv = spec.shape.head_dim_v;
-  constexpr int64_t kBuffers = 2;  // Mosaic double-buffers every moving window
-  constexpr int64_t kF32 = 4, kI32 = 4;
   MemoryBudget budget;
   budget.items = {
       {"q block", kBuffers * bq * d * e},
@@ -35,6 +38,49 @@ MemoryBudget tpu_vmem_budget(const Spec& spec, const TpuTarget& target) {
     budget.items.push_back({"partial mask block (i32)", kBuffers * bq * bkv * kI32});
   if (spec.segment_ids)
     budget.items.push_back({"segment id blocks", kBuffers * (bq * kTpuLanes + 8 * bkv) * kI32});
+  return budget;
+}
+
+namespace {
+
+// What the two backward kernels share: every input window and the score temporaries.
+MemoryBudget tpu_backward_inputs(const Spec& spec, const TpuTarget& target) {
+  const int64_t e = dtype_bytes(spec.dtype);
+  const int64_t bq = target.block_q, bkv = target.block_kv;
+  const int64_t d = spec.shape.head_dim, dv = spec.shape.head_dim_v;
+  MemoryBudget budget;
+  budget.items = {
+      {"q block", kBuffers * bq * d * e},
+      {"k block", kBuffers * bkv * d * e},
+      {"v block", kBuffers * bkv * dv * e},
+      {"out, dout blocks", 2 * kBuffers * bq * dv * e},
+      {"lse block (lane-replicated)", kBuffers * bq * kTpuLanes * kF32},
+      {"s, p, dp, ds temporaries", 4 * bq * target.block_kv_compute * kF32},
+  };
+  if (partial_tile_mask(spec.masks, /*has_partial_tiles=*/true) == PartialTileMask::kBitmask)
+    budget.items.push_back({"partial mask block (i32)", kBuffers * bq * bkv * kI32});
+  if (spec.segment_ids)
+    budget.items.push_back({"segment id blocks", kBuffers * (bq * kTpuLanes + 8 * bkv) * kI32});
+  return budget;
+}
+
+}  // namespace
+
+MemoryBudget tpu_dkv_vmem_budget(const Spec& spec, const TpuTarget& target) {
+  const int64_t e = dtype_bytes(spec.dtype);
+  const int64_t bkv = target.block_kv, d = spec.shape.head_dim, dv = spec.shape.head_dim_v;
+  MemoryBudget budget = tpu_backward_inputs(spec, target);
+  budget.items.push_back({"dk, dv blocks", kBuffers * bkv * (d + dv) * e});
+  budget.items.push_back({"dk, dv scratch", bkv * (d + dv) * kF32});
+  return budget;
+}
+
+MemoryBudget tpu_dq_vmem_budget(const Spec& spec, const TpuTarget& target) {
+  const int64_t e = dtype_bytes(spec.dtype);
+  const int64_t bq = target.block_q, d = spec.shape.head_dim;
+  MemoryBudget budget = tpu_backward_inputs(spec, target);
+  budget.items.push_back({"dq block", kBuffers * bq * d * e});
+  budget.items.push_back({"dq scratch", bq * d * kF32});
   return budget;
 }
 

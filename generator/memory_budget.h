@@ -22,6 +22,13 @@ struct MemoryBudget {
 // id, lse) blocks, the m/l/acc scratch, and the f32 temporaries of one compute sub-tile.
 MemoryBudget tpu_vmem_budget(const Spec& spec, const TpuTarget& target);
 
+// VMEM of the tpu backward kernels at tiles `target` (docs/tpu-backward.md). Both take q, k, v,
+// out and dout windows (each computes delta = rowsum(dout * out) of its q block itself) and
+// lse, and hold four f32 (block_q, block_kv_compute) temporaries (s, p, dp, ds). The dkv kernel
+// adds its dk, dv windows and f32 accumulators; the dq kernel its dq window and accumulator.
+MemoryBudget tpu_dkv_vmem_budget(const Spec& spec, const TpuTarget& target);
+MemoryBudget tpu_dq_vmem_budget(const Spec& spec, const TpuTarget& target);
+
 // Shared memory of the Hopper/Blackwell forward kernel: Q once (reused to stage O for
 // the TMA store), a two-stage K/V ring, and the mbarriers.
 MemoryBudget gpu_smem_budget(const Spec& spec, const GpuTarget& target);

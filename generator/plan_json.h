@@ -8,7 +8,8 @@
 
 namespace kgen {
 
-// SpecError when the spec has no such target.
-Json plan_json(const Spec& spec, const std::string& target);
+// SpecError when the spec has no such target, or the pass ("forward", "dq", "dkv") is not one
+// the target generates for this spec.
+Json plan_json(const Spec& spec, const std::string& target, const std::string& pass);
 
 }  // namespace kgen

@@ -144,11 +144,16 @@ std::string parse_name(JsonFields& root) {
   return name;
 }
 
+// With backward, the forward always writes lse (the backward's residual); saying otherwise
+// is a contradiction, not a preference.
 void parse_outputs(JsonFields& root, Spec& spec) {
+  spec.lse = spec.backward;
   if (!root.has("outputs")) return;
   JsonFields fields(root.required_object("outputs"), "outputs");
-  spec.lse = fields.optional_bool("lse", false);
+  spec.lse = fields.optional_bool("lse", spec.backward);
   fields.reject_unknown({"lse"});
+  if (spec.backward && !spec.lse)
+    throw SpecError("outputs.lse", "false", "true or absent when \"backward\" is true (the backward reads lse)");
 }
 
 void parse_targets(JsonFields& root, Spec& spec) {
@@ -193,6 +198,7 @@ Spec parse_spec(const std::string& text, const std::string& spec_dir) {
   spec.softcap = root.optional_positive_number("softcap");
   spec.segment_ids = root.optional_bool("segment_ids", false);
   spec.sinks = root.optional_bool("sinks", false);
+  spec.backward = root.optional_bool("backward", false);
   parse_outputs(root, spec);
 
   // Both branches are lvalues, so `mask` refers to the document rather than a copy:
@@ -207,7 +213,7 @@ Spec parse_spec(const std::string& text, const std::string& spec_dir) {
 
   parse_targets(root, spec);
   root.reject_unknown({"name", "kind", "comment", "shape", "dtype", "scale", "softcap",
-                       "segment_ids", "sinks", "mask", "outputs", "targets"});
+                       "segment_ids", "sinks", "backward", "mask", "outputs", "targets"});
   check_target_constraints(spec);
   return spec;
 }

@@ -23,16 +23,26 @@ struct Shape {
   int64_t group() const { return q_heads / kv_heads; }  // q heads per kv head
 };
 
-struct TpuTarget {
-  std::string generation;
+// "targets.<t>.backward" (docs/spec-format.md §7): the backward kernels' tiles as written;
+// block_kv_compute is the tpu's only. Absent, the target picks them (Target::backward_tiling).
+struct BackwardTiles {
   int64_t block_q = 0;
   int64_t block_kv = 0;
   int64_t block_kv_compute = 0;
 };
 
+struct TpuTarget {
+  std::string generation;
+  int64_t block_q = 0;
+  int64_t block_kv = 0;
+  int64_t block_kv_compute = 0;
+  std::optional<BackwardTiles> backward;
+};
+
 struct GpuTarget {
   int64_t block_q = 0;
   int64_t block_kv = 0;
+  std::optional<BackwardTiles> backward;
 };
 
 struct Spec {
@@ -44,7 +54,8 @@ struct Spec {
   std::optional<double> softcap;
   bool segment_ids = false;
   bool sinks = false;
-  bool lse = false;
+  bool lse = false;       // always true with backward: lse is the backward's residual
+  bool backward = false;  // also generate the backward kernels (docs/spec-format.md §7)
   HeadMasks masks;
   std::string mask_summary;  // the "mask" value as written (compact JSON), for humans
   std::optional<TpuTarget> tpu;

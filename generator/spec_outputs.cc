@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "diagnostics.h"
 #include "kernel_names.h"
 #include "kernel_plans.h"
 
@@ -53,6 +54,11 @@ std::string regenerate_command(const Spec& spec) { return "make gen SPEC=" + spe
 
 std::vector<GeneratedFile> render_spec_outputs(const Spec& spec, TemplateEngine& engine,
                                                const RuntimeDigests& runtimes) {
+  // Generating the forward alone for a spec that asks for training would pass for done.
+  if (spec.backward)
+    throw SpecError("backward", "true",
+                    "false for kgen gen: kgen plans the backward (kgen plan --pass dkv|dq, kgen explain) "
+                    "but does not generate its kernels yet (docs/backward.md)");
   std::vector<GeneratedFile> files;
   Json manifest_files = Json::object();
   for (const KernelPlan& kernel : plan_kernels(spec)) {

@@ -2,6 +2,7 @@
 
 #include "diagnostics.h"
 #include "targets/target.h"
+#include "targets/tiling_rules.h"
 
 namespace kgen {
 
@@ -35,9 +36,39 @@ std::optional<TilingViolation> check_tiling(const Spec& spec, const std::string&
 void check_target_constraints(const Spec& spec) {
   for (const Target* target : targets()) {
     if (!target->named_by(spec)) continue;
-    if (const std::optional<TilingViolation> violation = target->check_tiling(spec, target->tiling(spec)))
-      throw SpecError(violation->path, violation->found, violation->expected);
+    std::optional<TilingViolation> violation = target->check_tiling(spec, target->tiling(spec));
+    if (!violation && spec.backward) violation = target->check_backward_tiling(spec, target->backward_tiling(spec));
+    if (violation) throw SpecError(violation->path, violation->found, violation->expected);
   }
+}
+
+const char* plan_pass_name(PlanPass pass) {
+  switch (pass) {
+    case PlanPass::kForward: return "forward";
+    case PlanPass::kDq: return "dq";
+    case PlanPass::kDkv: return "dkv";
+  }
+  return "?";
+}
+
+std::optional<BackwardTiles> parse_backward_tiles(JsonFields& target_fields, const Spec& spec,
+                                                  bool has_block_kv_compute) {
+  if (!target_fields.has("backward")) return std::nullopt;
+  const std::string path = target_fields.path_of("backward");
+  if (!spec.backward)
+    throw SpecError(path, describe_value(target_fields.raw("backward")),
+                    "no backward tiles unless the spec says \"backward\": true");
+  JsonFields fields(target_fields.required_object("backward"), path);
+  BackwardTiles tiles;
+  tiles.block_q = fields.required_int("block_q", 1, kMaxBlock);
+  tiles.block_kv = fields.required_int("block_kv", 1, kMaxBlock);
+  if (has_block_kv_compute) {
+    tiles.block_kv_compute = fields.optional_int("block_kv_compute", 1, kMaxBlock).value_or(tiles.block_kv);
+    fields.reject_unknown({"block_q", "block_kv", "block_kv_compute"});
+  } else {
+    fields.reject_unknown({"block_q", "block_kv"});
+  }
+  return tiles;
 }
 
 }  // namespace kgen

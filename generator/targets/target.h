@@ -33,6 +33,12 @@ struct TilingViolation {
   std::string expected;
 };
 
+// The kernel whose block plan `kgen plan --pass` prints (docs/spec-format.md §7): the forward;
+// the backward's dq kernel (the forward's walk, at the backward tiles); its dkv kernel (kv
+// block by kv block, at the backward tiles).
+enum class PlanPass { kForward, kDq, kDkv };
+const char* plan_pass_name(PlanPass pass);  // "forward", "dq", "dkv"
+
 class Target {
  public:
   virtual ~Target() = default;
@@ -49,9 +55,15 @@ class Target {
   // The first rule of docs/spec-format.md §5 (or of this target's budgets) that `tiling`
   // breaks for `spec`, or nothing when the kernel can be planned with it.
   virtual std::optional<TilingViolation> check_tiling(const Spec& spec, const Tiling& tiling) const = 0;
+  // The backward kernels' tiles, for a spec with "backward": true: "targets.<name>.backward"
+  // as written, else this target's choice.
+  virtual Tiling backward_tiling(const Spec& spec) const = 0;
+  // check_tiling's counterpart for the backward kernels; paths name "targets.<name>.backward".
+  virtual std::optional<TilingViolation> check_backward_tiling(const Spec& spec, const Tiling& tiling) const = 0;
   // For a spec whose tiling passed check_tiling.
   virtual KernelPlan plan(const Spec& spec) const = 0;
-  virtual Json plan_json(const Spec& spec) const = 0;
+  // SpecError (path "--pass") for a pass this target or spec has no kernel for.
+  virtual Json plan_json(const Spec& spec, PlanPass pass) const = 0;
   virtual void explain(std::ostream& out, const Spec& spec) const = 0;
   // What its receipts cover and must hold (docs/receipts.md); nothing while its kernels are
   // placeholders.
@@ -67,8 +79,14 @@ const Target& named_target(const Spec& spec, const std::string& name);
 // check_tiling of the named target; SpecError when the spec does not name that target.
 std::optional<TilingViolation> check_tiling(const Spec& spec, const std::string& target, const Tiling& tiling);
 
-// Every target the spec names, at the spec's own tiling; throws the first violation as a
-// SpecError.
+// Every target the spec names, at the spec's own tiling (and with backward, at its backward
+// tiling); throws the first violation as a SpecError.
 void check_target_constraints(const Spec& spec);
+
+// Reads "<path>.backward" of a target section when present (docs/spec-format.md §7): block_q and
+// block_kv, and block_kv_compute where the target has one (default block_kv). SpecError when
+// the spec does not ask for the backward.
+std::optional<BackwardTiles> parse_backward_tiles(JsonFields& target_fields, const Spec& spec,
+                                                  bool has_block_kv_compute);
 
 }  // namespace kgen

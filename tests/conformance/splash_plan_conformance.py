@@ -3,10 +3,17 @@
 
 docs/spec-format.md §4 says the tpu block plan must equal the forward MaskInfo that
 Splash's `process_mask` builds (head_shards = 1, q_seq_shards = 1, shrink_grid = True, no
-downcast). This script generates random specs, runs kgen on each, builds the same mask
-from Splash's own mask classes, calls Splash's `process_mask` and compares every array.
+downcast); §7 says `--pass dkv` must equal what `process_mask_dkv` builds with the same
+arguments. This script generates random specs, runs kgen on each, builds the same mask
+from Splash's own mask classes, calls Splash's `process_mask` (or `process_mask_dkv`) and
+compares every array.
 
-    splash_plan_conformance.py KGEN [SEED] [COUNT] [--plant-bug] [--keep-failures DIR]
+    splash_plan_conformance.py KGEN [SEED] [COUNT] [--pass forward|dkv] [--plant-bug]
+                               [--keep-failures DIR]
+
+With --pass dkv every spec says "backward": true and sets targets.tpu.backward to the
+drawn tiles, while its forward tiles are the whole sequence (one tile): a kgen that
+planned the dkv pass at the forward tiles fails.
 
 Without --plant-bug it prints one line per failing case and ends with
 `conformance: N passed, M failed`; the exit status is non-zero on any failure or when
@@ -15,7 +22,8 @@ kgen's plan in several ways before the comparison and fails unless the compariso
 catches every alteration (the proof that the checker can fail).
 
 What is compared (docs/spec-format.md §4):
-  - grid == [batch, q_heads, q_blocks, width], block_q, block_kv, target;
+  - grid == [batch, q_heads, q_blocks, width] (dkv: [batch, kv_blocks, q_heads, height]),
+    block_q, block_kv, target, pass;
   - block_mask and data_next, always;
   - mask_next and partial_blocks, whenever kgen prints them (not null);
   - kgen's mask_next/partial_blocks are null exactly when the mask is a predicate the
@@ -64,6 +72,9 @@ REQUIRED_FEATURES = [
     "mask_next compared", "mask_next null (predicate)", "mask_next null (no partial tile)",
     "shrunk grid", "unshrunk grid",
 ]
+# And with --pass dkv: a kv block with fewer live q blocks than the longest, whose padding
+# Splash puts before its live steps.
+REQUIRED_DKV_FEATURES = ["dkv q steps padded at the start"]
 
 
 class Skip(Exception):
@@ -251,7 +262,7 @@ class SpecGenerator:
         return self.composition(ctx, feats, depth=self.rng.randint(1, 2))
 
     # ---- whole specs ----
-    def case(self, scenario: str) -> Case:
+    def case(self, scenario: str, dkv: bool = False) -> Case:
         r = self.rng
         dtype, block_q, block_kv, q_len, kv_len = self.shape()
         q_heads = r.randint(1, 4)
@@ -310,6 +321,11 @@ class SpecGenerator:
             "targets": {"tpu": {"generation": "v5e", "block_q": block_q, "block_kv": block_kv,
                                 "block_kv_compute": block_kv}},
         }
+        if dkv:
+            spec["backward"] = True
+            spec["targets"]["tpu"] = {
+                "generation": "v5e", "block_q": q_len, "block_kv": kv_len,
+                "backward": {"block_q": block_q, "block_kv": block_kv}}
         if mask is not None:
             spec["mask"] = mask
         return Case(spec, files, feats)
@@ -387,10 +403,16 @@ class Oracle:
     total_blocks: int
 
 
-def build_oracle(case: Case) -> Oracle:
+def plan_tiles(spec: dict) -> dict:
+    """The tiles of the pass being compared: targets.tpu, or its backward section."""
+    tpu = spec["targets"]["tpu"]
+    return tpu.get("backward", tpu)
+
+
+def build_oracle(case: Case, dkv: bool = False) -> Oracle:
     spec = case.spec
     s = spec["shape"]
-    tpu = spec["targets"]["tpu"]
+    tpu = plan_tiles(spec)
     shape = (s["q_len"], s["kv_len"])
     heads = s["q_heads"]
     top = spec.get("mask")
@@ -415,8 +437,9 @@ def build_oracle(case: Case) -> Oracle:
     shared = len(keys) == 1
 
     block = (tpu["block_q"], tpu["block_kv"])
-    info, _ = mask_info_lib.process_mask(multi, block, downcast_smem_data=False,
-                                         head_shards=1, q_seq_shards=1, shrink_grid=True)
+    process = mask_info_lib.process_mask_dkv if dkv else mask_info_lib.process_mask
+    info, _ = process(multi, block, downcast_smem_data=False,
+                      head_shards=1, q_seq_shards=1, shrink_grid=True)
     full_info, _ = mask_info_lib.process_mask(multi, block, downcast_smem_data=False,
                                               head_shards=1, q_seq_shards=1, shrink_grid=False)
     q_blocks = s["q_len"] // block[0]
@@ -430,7 +453,8 @@ def build_oracle(case: Case) -> Oracle:
     predicate = shared and is_predicate(per_head[0])
     block_mask = np.asarray(info.block_mask)
     return Oracle(
-        grid=[batch, heads, block_mask.shape[1], block_mask.shape[2]],
+        grid=[batch, kv_blocks, heads, block_mask.shape[1]] if dkv
+        else [batch, heads, block_mask.shape[1], block_mask.shape[2]],
         block_mask=block_mask,
         data_next=np.asarray(info.data_next),
         mask_next=None if info.mask_next is None else np.asarray(info.mask_next),
@@ -459,21 +483,22 @@ def first_difference(name: str, got, want) -> str | None:
     return None
 
 
-def partial_blocks_array(blocks, block_q, block_kv) -> np.ndarray | str:
+def partial_blocks_array(blocks, rows, cols) -> np.ndarray | str:
+    """Forward blocks are block_q strings of block_kv bits; dkv ones the transpose."""
     if not isinstance(blocks, list) or not all(
-            isinstance(b, list) and len(b) == block_q and
-            all(isinstance(row, str) and len(row) == block_kv for row in b) for b in blocks):
-        return f"partial_blocks: not a list of {block_q} strings of {block_kv} characters each"
+            isinstance(b, list) and len(b) == rows and
+            all(isinstance(row, str) and len(row) == cols for row in b) for b in blocks):
+        return f"partial_blocks: not a list of {rows} strings of {cols} characters each"
     text = "".join("".join(b) for b in blocks)
     if text.strip("01"):
         return "partial_blocks: characters other than '0' and '1'"
-    return (np.frombuffer(text.encode(), dtype=np.uint8) == ord("1")).reshape(len(blocks), block_q, block_kv)
+    return (np.frombuffer(text.encode(), dtype=np.uint8) == ord("1")).reshape(len(blocks), rows, cols)
 
 
-def compare(plan: dict, oracle: Oracle, block_q: int, block_kv: int) -> str | None:
+def compare(plan: dict, oracle: Oracle, block_q: int, block_kv: int, pass_name: str) -> str | None:
     """The first way kgen's plan differs from Splash's MaskInfo, or None."""
-    for key, want in (("target", "tpu"), ("block_q", block_q), ("block_kv", block_kv),
-                      ("grid", oracle.grid)):
+    for key, want in (("target", "tpu"), ("pass", pass_name), ("block_q", block_q),
+                      ("block_kv", block_kv), ("grid", oracle.grid)):
         if plan.get(key) != want:
             return f"{key}: kgen {plan.get(key)!r}, expected {want!r}"
     for key in ("block_mask", "data_next"):
@@ -501,7 +526,8 @@ def compare(plan: dict, oracle: Oracle, block_q: int, block_kv: int) -> str | No
         d = first_difference("mask_next", np.asarray(mask_next, dtype=np.int64), oracle.mask_next)
         if d:
             return d
-        blocks = partial_blocks_array(partials, block_q, block_kv)
+        rows, cols = (block_kv, block_q) if pass_name == "dkv" else (block_q, block_kv)
+        blocks = partial_blocks_array(partials, rows, cols)
         if isinstance(blocks, str):
             return blocks
         d = first_difference("partial_blocks", blocks, oracle.partial_blocks)
@@ -544,6 +570,21 @@ def planted_bugs(plan: dict, rng: random.Random):
     for row in p["data_next"][0]:
         row.append(0)
     out.append(("a column added to data_next", p))
+    if plan["pass"] == "dkv" and len(plan["block_mask"]) == 1:
+        # The forward's shrinking convention (padding after the live steps) applied to dkv.
+        padded = [c for c in range(len(plan["block_mask"][0][0]))
+                  if plan["block_mask"][0][0][c] == 0 and any(row[c] for row in plan["block_mask"][0])]
+        if padded:
+            p = copy.deepcopy(plan)
+            c = rng.choice(padded)
+            for key in ("block_mask", "data_next", "mask_next"):
+                if p[key] is not None:
+                    column = [row[c] for row in p[key][0]]
+                    pad = next(k for k, v in enumerate(plan["block_mask"][0]) if v[c] != 0)
+                    column = column[pad:] + column[:pad]
+                    for row, v in zip(p[key][0], column):
+                        row[c] = v
+            out.append((f"dkv column {c} padded at the end", p))
     if plan["mask_next"] is not None:
         p = copy.deepcopy(plan)
         r, q, c = pick(p["mask_next"])
@@ -597,8 +638,8 @@ def write_case(case: Case, folder: str) -> str:
     return path
 
 
-def run_kgen(kgen: str, spec_path: str) -> dict:
-    done = subprocess.run([kgen, "plan", spec_path, "--target", "tpu"],
+def run_kgen(kgen: str, spec_path: str, pass_name: str) -> dict:
+    done = subprocess.run([kgen, "plan", spec_path, "--target", "tpu", "--pass", pass_name],
                           capture_output=True, text=True, timeout=120)
     if done.returncode != 0:
         raise RuntimeError(f"kgen exited {done.returncode}: {done.stderr.strip()[:500]}")
@@ -610,6 +651,9 @@ def main(argv=None) -> int:
     ap.add_argument("kgen", help="path to the kgen binary")
     ap.add_argument("seed", nargs="?", type=int, default=1)
     ap.add_argument("count", nargs="?", type=int, default=240)
+    ap.add_argument("--pass", dest="pass_name", choices=["forward", "dkv"], default="forward",
+                    help="the plan compared: the forward's (process_mask) or the dkv pass's "
+                         "(process_mask_dkv)")
     ap.add_argument("--plant-bug", action="store_true",
                     help="alter kgen's plans and require the comparison to catch each change")
     ap.add_argument("--keep-failures", metavar="DIR",
@@ -630,20 +674,21 @@ def main(argv=None) -> int:
                 print(f"conformance: gave up after {skipped} skipped draws", file=sys.stderr)
                 break
             scenario = SCENARIOS[(passed + failed) % len(SCENARIOS)]
-            case = gen.case(scenario)
+            dkv = args.pass_name == "dkv"
+            case = gen.case(scenario, dkv)
             k += 1
             try:
-                oracle = build_oracle(case)
+                oracle = build_oracle(case, dkv)
             except Skip as why:
                 skipped += 1
                 skip_reasons[str(why)] += 1
                 continue
             folder = os.path.join(tmp, f"case_{k}")
             spec_path = write_case(case, folder)
-            tpu = case.spec["targets"]["tpu"]
+            tpu = plan_tiles(case.spec)
             try:
-                plan = run_kgen(args.kgen, spec_path)
-                problem = compare(plan, oracle, tpu["block_q"], tpu["block_kv"])
+                plan = run_kgen(args.kgen, spec_path, args.pass_name)
+                problem = compare(plan, oracle, tpu["block_q"], tpu["block_kv"], args.pass_name)
             except (RuntimeError, json.JSONDecodeError, subprocess.TimeoutExpired) as e:
                 plan, problem = None, f"kgen: {e}"
             if problem is None:
@@ -656,6 +701,8 @@ def main(argv=None) -> int:
                 else:
                     feats.add("mask_next null (no partial tile)")
                 feats.add("shrunk grid" if oracle.block_mask.shape[0] == 1 else "unshrunk grid")
+                if dkv and oracle.block_mask.shape[0] == 1 and (oracle.block_mask[0, 0] == 0).any():
+                    feats.add("dkv q steps padded at the start")
                 feature_counts.update(feats)
             else:
                 failed += 1
@@ -665,7 +712,7 @@ def main(argv=None) -> int:
                 continue
             if args.plant_bug:
                 for what, altered in planted_bugs(plan, rng):
-                    if compare(altered, oracle, tpu["block_q"], tpu["block_kv"]) is None:
+                    if compare(altered, oracle, tpu["block_q"], tpu["block_kv"], args.pass_name) is None:
                         missed += 1
                         print(f"MISSED planted bug in case {k}: {what}; spec: {short_spec(case.spec)}")
                     else:
@@ -673,10 +720,12 @@ def main(argv=None) -> int:
             shutil.rmtree(folder)
 
     elapsed = time.monotonic() - start
-    missing = [f for f in REQUIRED_FEATURES if not feature_counts[f]]
+    required = REQUIRED_FEATURES + (REQUIRED_DKV_FEATURES if args.pass_name == "dkv" else [])
+    missing = [f for f in required if not feature_counts[f]]
     reasons = ", ".join(f"{n} {why}" for why, n in sorted(skip_reasons.items())) or "none"
     print(f"compared {passed + failed} cases in {elapsed:.1f} s; draws skipped: {reasons}")
-    print("passed cases per feature: " + ", ".join(f"{f} {feature_counts[f]}" for f in REQUIRED_FEATURES))
+    print(f"pass {args.pass_name}; passed cases per feature: " +
+          ", ".join(f"{f} {feature_counts[f]}" for f in required))
     status = 0
     if args.count >= 240 and missing and not args.plant_bug:
         print("conformance: features never compared: " + ", ".join(missing))

@@ -1,5 +1,6 @@
 #include "targets/cuda/cuda_target.h"
 
+#include "diagnostics.h"
 #include "explain.h"
 #include "memory_budget.h"
 
@@ -14,7 +15,8 @@ void CudaTarget::parse(const Json& object, const std::string& path, Spec& spec) 
   GpuTarget gpu;
   gpu.block_q = fields.required_int("block_q", 1, kMaxBlock);
   gpu.block_kv = fields.required_int("block_kv", 1, kMaxBlock);
-  fields.reject_unknown({"block_q", "block_kv"});
+  gpu.backward = parse_backward_tiles(fields, spec, /*has_block_kv_compute=*/false);
+  fields.reject_unknown({"block_q", "block_kv", "backward"});
   spec.*section_ = gpu;
 }
 
@@ -40,7 +42,7 @@ std::optional<TilingViolation> CudaTarget::check_tiling(const Spec& spec, const 
   rules.require(tiling.block_kv > 0 && tiling.block_kv % 16 == 0 && tiling.block_kv <= 256, "block_kv",
                 std::to_string(tiling.block_kv), "a multiple of 16 up to 256 (the wgmma/tcgen05 N granularity)");
   if (rules.violation()) return rules.violation();
-  const MemoryBudget smem = gpu_smem_budget(spec, GpuTarget{tiling.block_q, tiling.block_kv});
+  const MemoryBudget smem = gpu_smem_budget(spec, GpuTarget{tiling.block_q, tiling.block_kv, std::nullopt});
   rules.at_most("block_kv", smem.total(), kGpuSmemLimit,
                 std::to_string(tiling.block_kv) + " with block_q " + std::to_string(tiling.block_q) +
                     " (shared memory " + kib(smem.total()) + ")",
@@ -50,9 +52,23 @@ std::optional<TilingViolation> CudaTarget::check_tiling(const Spec& spec, const 
   return rules.violation();
 }
 
-Json CudaTarget::plan_json(const Spec& spec) const {
+Tiling CudaTarget::backward_tiling(const Spec& spec) const {
+  const GpuTarget& gpu = *(spec.*section_);
+  return gpu.backward ? Tiling{gpu.backward->block_q, gpu.backward->block_kv, 0} : tiling(spec);
+}
+
+std::optional<TilingViolation> CudaTarget::check_backward_tiling(const Spec&, const Tiling&) const {
+  return TilingViolation{"backward", "true",
+                         std::string("false while the spec names target ") + name_ +
+                             ": only the tpu target generates backward kernels so far (docs/backward.md)"};
+}
+
+Json CudaTarget::plan_json(const Spec& spec, PlanPass pass) const {
+  if (pass != PlanPass::kForward)
+    throw SpecError("--pass", std::string("\"") + plan_pass_name(pass) + "\"",
+                    std::string("forward (target ") + name_ + " generates no backward kernels yet)");
   const Tiling t = tiling(spec);
-  const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads, gpu_tile_shape(spec, GpuTarget{t.block_q, t.block_kv}));
+  const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads, gpu_tile_shape(spec, GpuTarget{t.block_q, t.block_kv, std::nullopt}));
   const int64_t q_blocks = lists.tiles.q_blocks();
   auto per_row = [&](const std::vector<std::vector<int32_t>>& blocks) {
     Json rows = Json::array();
@@ -65,6 +81,7 @@ Json CudaTarget::plan_json(const Spec& spec) const {
   };
   return Json{
       {"target", name_},
+      {"pass", "forward"},
       {"block_q", t.block_q},
       {"block_kv", t.block_kv},
       {"grid", {spec.shape.batch, spec.shape.q_heads, q_blocks}},

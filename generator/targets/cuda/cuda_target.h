@@ -27,7 +27,10 @@ class CudaTarget : public Target {
   void parse(const Json& object, const std::string& path, Spec& spec) const final;
   Tiling tiling(const Spec& spec) const final;
   std::optional<TilingViolation> check_tiling(const Spec& spec, const Tiling& tiling) const final;
-  Json plan_json(const Spec& spec) const final;
+  Tiling backward_tiling(const Spec& spec) const final;
+  // No CUDA target generates backward kernels yet: a spec asking for them is refused.
+  std::optional<TilingViolation> check_backward_tiling(const Spec& spec, const Tiling& tiling) const final;
+  Json plan_json(const Spec& spec, PlanPass pass) const final;
   void explain(std::ostream& out, const Spec& spec) const final;
 
  protected:

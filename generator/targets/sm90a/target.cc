@@ -36,7 +36,7 @@ class Sm90a final : public CudaTarget {
     if (rules.violation()) return;
 
     const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads,
-                                                    gpu_tile_shape(spec, GpuTarget{tiling.block_q, tiling.block_kv}));
+                                                    gpu_tile_shape(spec, GpuTarget{tiling.block_q, tiling.block_kv, std::nullopt}));
     const int64_t entries = sm90a_tile_entries(lists);
     const std::string blocks = std::to_string(tiling.block_kv) + " with block_q " + std::to_string(tiling.block_q);
     rules.at_most("block_q", entries, kSm90aMaxTileEntries,

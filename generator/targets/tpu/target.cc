@@ -15,15 +15,74 @@ namespace {
 
 constexpr const char* kPath = "targets.tpu.";
 
+constexpr const char* kBackwardPath = "targets.tpu.backward.";
+
 // block_mask, data_next and (with partial blocks) mask_next are prefetched into SMEM as i32.
 int64_t plan_smem_bytes(const SplashPlan& plan) {
   const int64_t tables = plan.has_mask_next ? 3 : 2;
   return tables * 4 * static_cast<int64_t>(plan.block_mask.values.size());
 }
 
-SplashPlan splash_plan(const Spec& spec, const Tiling& tiling) {
+SplashPlan splash_plan(const Spec& spec, const Tiling& tiling, SplashPass pass = SplashPass::kForward) {
   return build_splash_plan(spec.masks, spec.shape.q_heads,
-                           TileShape{spec.shape.q_len, spec.shape.kv_len, tiling.block_q, tiling.block_kv});
+                           TileShape{spec.shape.q_len, spec.shape.kv_len, tiling.block_q, tiling.block_kv}, pass);
+}
+
+TpuTarget tpu_at(const Spec& spec, const Tiling& tiling) {
+  return TpuTarget{spec.tpu->generation, tiling.block_q, tiling.block_kv, tiling.block_kv_compute, std::nullopt};
+}
+
+// One kernel's claim on the tiling: its VMEM working set and the plan it prefetches to SMEM.
+struct KernelNeeds {
+  const char* kernel;  // "" for the forward, else "the dkv kernel", ...
+  MemoryBudget vmem;
+  SplashPass pass;
+};
+
+// docs/spec-format.md §5's rules for `tiling` (under `path`), then each kernel's VMEM and SMEM.
+std::optional<TilingViolation> check_tpu_tiling(const Spec& spec, const Tiling& tiling, const std::string& path,
+                                                const std::vector<KernelNeeds>& kernels) {
+  TilingRules rules(path);
+  const TpuGeneration& generation = *find_tpu_generation(spec.tpu->generation);
+  const std::string dtype = dtype_name(spec.dtype);
+  rules.multiple("block_kv", tiling.block_kv, kTpuLanes, "the lane width");
+  rules.multiple("block_kv_compute", tiling.block_kv_compute, kTpuLanes, "the lane width");
+  rules.divides("block_kv_compute", tiling.block_kv_compute, "block_kv", tiling.block_kv);
+  rules.multiple("block_q", tiling.block_q, tpu_sublane_rows(dtype_bytes(spec.dtype)), "sublane tiling of " + dtype);
+  rules.divides("block_q", tiling.block_q, "shape.q_len", spec.shape.q_len);
+  rules.divides("block_kv", tiling.block_kv, "shape.kv_len", spec.shape.kv_len);
+  if (rules.violation()) return rules.violation();
+
+  const std::string blocks = std::to_string(tiling.block_q) + " with block_kv " + std::to_string(tiling.block_kv);
+  const std::string kv_blocks_text = std::to_string(tiling.block_kv) + " with block_q " + std::to_string(tiling.block_q);
+  for (const KernelNeeds& needs : kernels) {
+    const std::string of = *needs.kernel ? std::string(" of ") + needs.kernel : "";
+    rules.at_most("block_q", needs.vmem.total(), generation.vmem_bytes,
+                  blocks + " (working set" + of + " " + kib(needs.vmem.total()) + ")",
+                  "blocks whose working set fits the " + kib(generation.vmem_bytes) + " of VMEM on " +
+                      generation.name);
+    // The exact SMEM check builds the plan, at a cost of q_len * kv_blocks per mask. This lower
+    // bound (at least two i32 tables; one step or more per line of the walk, a q block for the
+    // forward and a kv block for dkv, when all heads share one mask; never shrunk when they do
+    // not) refuses hopeless tilings before that work, which for the longest sequences runs for
+    // many minutes.
+    const int64_t q_blocks = spec.shape.q_len / tiling.block_q;
+    const int64_t kv_blocks = spec.shape.kv_len / tiling.block_kv;
+    const int64_t walked_lines = needs.pass == SplashPass::kForward ? q_blocks : kv_blocks;
+    const int64_t min_plan_bytes =
+        2 * 4 * (spec.masks.shared() ? walked_lines : spec.shape.q_heads * q_blocks * kv_blocks);
+    const std::string smem_expected =
+        "blocks whose plan fits the " + std::to_string(generation.smem_bytes) + " bytes of SMEM on " + generation.name;
+    rules.at_most("block_kv", min_plan_bytes, generation.smem_bytes,
+                  kv_blocks_text + " (a block plan" + of + " of at least " + std::to_string(min_plan_bytes) + " bytes)",
+                  smem_expected);
+    if (rules.violation()) return rules.violation();
+    const int64_t plan_bytes = plan_smem_bytes(splash_plan(spec, tiling, needs.pass));
+    rules.at_most("block_kv", plan_bytes, generation.smem_bytes,
+                  kv_blocks_text + " (a block plan" + of + " of " + std::to_string(plan_bytes) + " bytes)", smem_expected);
+    if (rules.violation()) return rules.violation();
+  }
+  return std::nullopt;
 }
 
 // A [rows][q blocks][columns] table as nested JSON arrays, as `kgen plan` prints it.
@@ -59,7 +118,8 @@ class Tpu final : public Target {
     tpu.block_q = fields.required_int("block_q", 1, kMaxBlock);
     tpu.block_kv = fields.required_int("block_kv", 1, kMaxBlock);
     tpu.block_kv_compute = fields.optional_int("block_kv_compute", 1, kMaxBlock).value_or(tpu.block_kv);
-    fields.reject_unknown({"generation", "block_q", "block_kv", "block_kv_compute"});
+    tpu.backward = parse_backward_tiles(fields, spec, /*has_block_kv_compute=*/true);
+    fields.reject_unknown({"generation", "block_q", "block_kv", "block_kv_compute", "backward"});
     spec.tpu = tpu;
   }
 
@@ -68,42 +128,34 @@ class Tpu final : public Target {
   }
 
   std::optional<TilingViolation> check_tiling(const Spec& spec, const Tiling& tiling) const override {
-    TilingRules rules(kPath);
-    const TpuGeneration& generation = *find_tpu_generation(spec.tpu->generation);
-    const std::string dtype = dtype_name(spec.dtype);
-    rules.multiple("block_kv", tiling.block_kv, kTpuLanes, "the lane width");
-    rules.multiple("block_kv_compute", tiling.block_kv_compute, kTpuLanes, "the lane width");
-    rules.divides("block_kv_compute", tiling.block_kv_compute, "block_kv", tiling.block_kv);
-    rules.multiple("block_q", tiling.block_q, tpu_sublane_rows(dtype_bytes(spec.dtype)), "sublane tiling of " + dtype);
-    rules.divides("block_q", tiling.block_q, "shape.q_len", spec.shape.q_len);
-    rules.divides("block_kv", tiling.block_kv, "shape.kv_len", spec.shape.kv_len);
-    if (rules.violation()) return rules.violation();
+    return check_tpu_tiling(spec, tiling, kPath,
+                            {{"", tpu_vmem_budget(spec, tpu_at(spec, tiling)), SplashPass::kForward}});
+  }
 
-    const TpuTarget tpu{spec.tpu->generation, tiling.block_q, tiling.block_kv, tiling.block_kv_compute};
-    const std::string blocks = std::to_string(tiling.block_q) + " with block_kv " + std::to_string(tiling.block_kv);
-    const MemoryBudget vmem = tpu_vmem_budget(spec, tpu);
-    rules.at_most("block_q", vmem.total(), generation.vmem_bytes,
-                  blocks + " (working set " + kib(vmem.total()) + ")",
-                  "blocks whose working set fits the " + kib(generation.vmem_bytes) + " of VMEM on " + tpu.generation);
+  // The forward's tiles, unless its backward section says otherwise; when the backward kernels'
+  // larger working set does not fit at those, block_kv_compute and then block_q are halved
+  // until it does (or cannot be halved further, and check_backward_tiling says why).
+  Tiling backward_tiling(const Spec& spec) const override {
+    if (const std::optional<BackwardTiles>& written = spec.tpu->backward)
+      return Tiling{written->block_q, written->block_kv, written->block_kv_compute};
+    Tiling tiles = tiling(spec);
+    const int64_t sublanes = tpu_sublane_rows(dtype_bytes(spec.dtype));
+    while (check_backward_tiling(spec, tiles)) {
+      if (tiles.block_kv_compute % (2 * kTpuLanes) == 0)
+        tiles.block_kv_compute /= 2;
+      else if (tiles.block_q % (2 * sublanes) == 0)
+        tiles.block_q /= 2;
+      else
+        break;
+    }
+    return tiles;
+  }
 
-    // The exact SMEM check builds the plan, at a cost of q_len * kv_blocks per mask. This lower
-    // bound (at least two i32 tables; one row per q block, every row at least one step wide when
-    // all heads share one mask, never shrunk when they do not) refuses hopeless tilings before
-    // that work, which for the longest sequences runs for many minutes.
-    const int64_t q_blocks = spec.shape.q_len / tiling.block_q;
-    const int64_t kv_blocks = spec.shape.kv_len / tiling.block_kv;
-    const int64_t min_plan_bytes = 2 * 4 * q_blocks * (spec.masks.shared() ? 1 : spec.shape.q_heads * kv_blocks);
-    const std::string smem_expected =
-        "blocks whose plan fits the " + std::to_string(generation.smem_bytes) + " bytes of SMEM on " + tpu.generation;
-    const std::string kv_blocks_text = std::to_string(tiling.block_kv) + " with block_q " + std::to_string(tiling.block_q);
-    rules.at_most("block_kv", min_plan_bytes, generation.smem_bytes,
-                  kv_blocks_text + " (a block plan of at least " + std::to_string(min_plan_bytes) + " bytes)",
-                  smem_expected);
-    if (rules.violation()) return rules.violation();
-    const int64_t plan_bytes = plan_smem_bytes(splash_plan(spec, tiling));
-    rules.at_most("block_kv", plan_bytes, generation.smem_bytes,
-                  kv_blocks_text + " (a block plan of " + std::to_string(plan_bytes) + " bytes)", smem_expected);
-    return rules.violation();
+  std::optional<TilingViolation> check_backward_tiling(const Spec& spec, const Tiling& tiling) const override {
+    const TpuTarget tpu = tpu_at(spec, tiling);
+    return check_tpu_tiling(spec, tiling, kBackwardPath,
+                            {{"the dkv kernel", tpu_dkv_vmem_budget(spec, tpu), SplashPass::kDkv},
+                             {"the dq kernel", tpu_dq_vmem_budget(spec, tpu), SplashPass::kForward}});
   }
 
   KernelPlan plan(const Spec& spec) const override { return plan_tpu_kernel(spec); }
@@ -113,21 +165,34 @@ class Tpu final : public Target {
     return ReceiptRule{{".tpu.mlir", ".tpu.operands.json"}, {"cpu_execution", "mosaic_dialect", "libtpu_compile"}, {}, ""};
   }
 
-  Json plan_json(const Spec& spec) const override {
-    const SplashPlan plan = tpu_splash_plan(spec);
+  // Forward and dq walk Splash's forward MaskInfo, dkv its dkv MaskInfo (docs/spec-format.md §4,
+  // §7); the backward passes at the backward tiles. `grid` is the kernel's: [batch, heads, q
+  // blocks, kv steps], or for dkv [batch, kv blocks, heads, q steps].
+  Json plan_json(const Spec& spec, PlanPass pass) const override {
+    if (pass != PlanPass::kForward && !spec.backward)
+      throw SpecError("--pass", std::string("\"") + plan_pass_name(pass) + "\"",
+                      "forward (the spec has no \"backward\": true)");
+    const SplashPlan plan = pass == PlanPass::kForward ? tpu_splash_plan(spec)
+                            : splash_plan(spec, backward_tiling(spec),
+                                          pass == PlanPass::kDkv ? SplashPass::kDkv : SplashPass::kForward);
+    const Shape& s = spec.shape;
+    const Json grid = plan.pass == SplashPass::kForward
+                          ? Json{s.batch, s.q_heads, plan.block_mask.q_blocks, plan.width()}
+                          : Json{s.batch, plan.block_mask.cols, s.q_heads, plan.width()};
     const bool with_partials = plan.has_mask_next;
     return Json{
         {"target", "tpu"},
+        {"pass", plan_pass_name(pass)},
         {"block_q", plan.tiles.block_q},
         {"block_kv", plan.tiles.block_kv},
-        {"grid", {spec.shape.batch, spec.shape.q_heads, plan.block_mask.q_blocks, plan.width()}},
+        {"grid", grid},
         {"block_mask", nested_table(plan.block_mask)},
         {"data_next", nested_table(plan.data_next)},
         {"mask_next", with_partials ? nested_table(plan.mask_next) : Json()},
         {"partial_blocks", with_partials ? Json(plan.partial_blocks) : Json()},
         {"partial_tile_mask", partial_tile_mask_name(plan.partial_mask)},
-        {"live_blocks", spec.shape.batch * plan.live_tiles_per_batch},
-        {"total_blocks", spec.shape.batch * plan.total_tiles_per_batch},
+        {"live_blocks", s.batch * plan.live_tiles_per_batch},
+        {"total_blocks", s.batch * plan.total_tiles_per_batch},
     };
   }
 
@@ -145,8 +210,30 @@ class Tpu final : public Target {
     if (plan.partial_mask == PartialTileMask::kBitmask)
       out << " (" << plan.partial_blocks.size() << " distinct mask blocks)";
     out << "\n";
-    explain_budget(out, "VMEM", tpu_vmem_budget(spec, tpu), find_tpu_generation(tpu.generation)->vmem_bytes);
+    const int64_t vmem_bytes = find_tpu_generation(tpu.generation)->vmem_bytes;
+    explain_budget(out, "VMEM", tpu_vmem_budget(spec, tpu), vmem_bytes);
+    if (spec.backward) explain_backward(out, spec, vmem_bytes);
     explain_maps(out, spec, plan.tiles);
+  }
+
+ private:
+  void explain_backward(std::ostream& out, const Spec& spec, int64_t vmem_bytes) const {
+    const Tiling tiles = backward_tiling(spec);
+    const SplashPlan dkv = splash_plan(spec, tiles, SplashPass::kDkv);
+    const SplashPlan dq = splash_plan(spec, tiles, SplashPass::kForward);
+    const Shape& s = spec.shape;
+    out << "    backward: block_q " << tiles.block_q << ", block_kv " << tiles.block_kv << ", block_kv_compute "
+        << tiles.block_kv_compute << (spec.tpu->backward ? "" : " (picked by kgen: targets.tpu.backward is absent)")
+        << "\n";
+    out << "      dkv grid [batch, kv blocks, heads, q steps] = [" << s.batch << ", " << dkv.block_mask.cols << ", "
+        << s.q_heads << ", " << dkv.width() << "] (of " << dkv.tiles.q_blocks() << " q blocks)\n";
+    out << "      dq grid [batch, heads, q blocks, kv steps] = [" << s.batch << ", " << s.q_heads << ", "
+        << dq.block_mask.q_blocks << ", " << dq.width() << "]\n";
+    out << "      live tiles: " << dkv.live_tiles_per_batch << " of " << dkv.total_tiles_per_batch
+        << " per batch element, walked once by each kernel\n";
+    const TpuTarget at = tpu_at(spec, tiles);
+    explain_budget(out, "VMEM of the dkv kernel", tpu_dkv_vmem_budget(spec, at), vmem_bytes);
+    explain_budget(out, "VMEM of the dq kernel", tpu_dq_vmem_budget(spec, at), vmem_bytes);
   }
 };
 
