@@ -15,56 +15,56 @@ int64_t MemoryBudget::total() const {
 }
 
 namespace {
+
 constexpr int64_t kBuffers = 2;  // Mosaic double-buffers every moving window
 constexpr int64_t kF32 = 4, kI32 = 4;
-}  // namespace
 
-MemoryBudget tpu_vmem_budget(const Spec& spec, const TpuTarget& target) {
+// The q, k and v windows every tpu kernel reads.
+MemoryBudget qkv_windows(const Spec& spec, const TpuTarget& target) {
   const int64_t e = dtype_bytes(spec.dtype);
-  const int64_t bq = target.block_q, bkv = target.block_kv;
   const int64_t d = spec.shape.head_dim, dv = spec.shape.head_dim_v;
   MemoryBudget budget;
   budget.items = {
-      {"q block", kBuffers * bq * d * e},
-      {"k block", kBuffers * bkv * d * e},
-      {"v block", kBuffers * bkv * dv * e},
-      {"out block", kBuffers * bq * dv * e},
-      {"m, l scratch (lane-replicated)", 2 * bq * kTpuLanes * kF32},
-      {"acc scratch", bq * dv * kF32},
-      {"s, p temporaries", 2 * bq * target.block_kv_compute * kF32},
+      {"q block", kBuffers * target.block_q * d * e},
+      {"k block", kBuffers * target.block_kv * d * e},
+      {"v block", kBuffers * target.block_kv * dv * e},
   };
-  if (spec.lse) budget.items.push_back({"lse block", kBuffers * bq * kTpuLanes * kF32});
+  return budget;
+}
+
+// The partial-mask and segment-id windows, when the spec has them.
+void add_mask_windows(const Spec& spec, const TpuTarget& target, MemoryBudget& budget) {
+  const int64_t bq = target.block_q, bkv = target.block_kv;
   if (partial_tile_mask(spec.masks, /*has_partial_tiles=*/true) == PartialTileMask::kBitmask)
     budget.items.push_back({"partial mask block (i32)", kBuffers * bq * bkv * kI32});
   if (spec.segment_ids)
     budget.items.push_back({"segment id blocks", kBuffers * (bq * kTpuLanes + 8 * bkv) * kI32});
-  return budget;
 }
-
-namespace {
 
 // What the two backward kernels share: every input window and the score temporaries.
 MemoryBudget tpu_backward_inputs(const Spec& spec, const TpuTarget& target) {
-  const int64_t e = dtype_bytes(spec.dtype);
-  const int64_t bq = target.block_q, bkv = target.block_kv;
-  const int64_t d = spec.shape.head_dim, dv = spec.shape.head_dim_v;
-  MemoryBudget budget;
-  budget.items = {
-      {"q block", kBuffers * bq * d * e},
-      {"k block", kBuffers * bkv * d * e},
-      {"v block", kBuffers * bkv * dv * e},
-      {"out, dout blocks", 2 * kBuffers * bq * dv * e},
-      {"lse block (lane-replicated)", kBuffers * bq * kTpuLanes * kF32},
-      {"s, p, dp, ds temporaries", 4 * bq * target.block_kv_compute * kF32},
-  };
-  if (partial_tile_mask(spec.masks, /*has_partial_tiles=*/true) == PartialTileMask::kBitmask)
-    budget.items.push_back({"partial mask block (i32)", kBuffers * bq * bkv * kI32});
-  if (spec.segment_ids)
-    budget.items.push_back({"segment id blocks", kBuffers * (bq * kTpuLanes + 8 * bkv) * kI32});
+  const int64_t bq = target.block_q;
+  MemoryBudget budget = qkv_windows(spec, target);
+  budget.items.push_back({"out, dout blocks", 2 * kBuffers * bq * spec.shape.head_dim_v * dtype_bytes(spec.dtype)});
+  budget.items.push_back({"lse block (lane-replicated)", kBuffers * bq * kTpuLanes * kF32});
+  budget.items.push_back({"s, p, dp, ds temporaries", 4 * bq * target.block_kv_compute * kF32});
+  add_mask_windows(spec, target, budget);
   return budget;
 }
 
 }  // namespace
+
+MemoryBudget tpu_vmem_budget(const Spec& spec, const TpuTarget& target) {
+  const int64_t bq = target.block_q, dv = spec.shape.head_dim_v;
+  MemoryBudget budget = qkv_windows(spec, target);
+  budget.items.push_back({"out block", kBuffers * bq * dv * dtype_bytes(spec.dtype)});
+  budget.items.push_back({"m, l scratch (lane-replicated)", 2 * bq * kTpuLanes * kF32});
+  budget.items.push_back({"acc scratch", bq * dv * kF32});
+  budget.items.push_back({"s, p temporaries", 2 * bq * target.block_kv_compute * kF32});
+  if (spec.lse) budget.items.push_back({"lse block", kBuffers * bq * kTpuLanes * kF32});
+  add_mask_windows(spec, target, budget);
+  return budget;
+}
 
 MemoryBudget tpu_dkv_vmem_budget(const Spec& spec, const TpuTarget& target) {
   const int64_t e = dtype_bytes(spec.dtype);

@@ -181,14 +181,14 @@ TEST(Backward, FiniteDifferencesCatchPlantedDefects) {
 
   // dk and dv from the first q head of each group only: the group sum left out. With dout 0
   // on the other heads, their ds and p * dout vanish, so the reference itself computes that.
-  Problem first_heads = p;
+  std::vector<double> first_heads_dout = p.dout;
   const Shape& s = p.spec.shape;
   for (int64_t b = 0; b < s.batch; ++b)
     for (int64_t h = 0; h < s.q_heads; ++h)
       if (h % s.group() != 0)
         for (int64_t k = 0; k < s.q_len * s.head_dim_v; ++k)
-          first_heads.dout[static_cast<std::size_t>((b * s.q_heads + h) * s.q_len * s.head_dim_v + k)] = 0.0;
-  const AttentionGradients partial = dense_attention_backward(p.spec, p.in, {res.out, res.lse, first_heads.dout});
+          first_heads_dout[static_cast<std::size_t>((b * s.q_heads + h) * s.q_len * s.head_dim_v + k)] = 0.0;
+  const AttentionGradients partial = dense_attention_backward(p.spec, p.in, {res.out, res.lse, first_heads_dout});
   wrong = right;
   wrong.dk = partial.dk;
   EXPECT_NE(finite_difference_mismatch(p, wrong), "") << "dk without the group sum";
