@@ -37,13 +37,18 @@ const std::vector<std::string>& generated_suffixes() {
   return suffixes;
 }
 
-std::string generated_file_name(const std::string& spec_name, const std::string& target,
-                                const std::string& suffix) {
-  return spec_name + "." + target + "." + suffix;
+const std::vector<std::string>& generated_passes() {
+  static const std::vector<std::string> passes = {"dq", "dkv"};
+  return passes;
 }
 
-std::string kernel_symbol(const std::string& spec_name, const std::string& target) {
-  return spec_name + "_" + target;
+std::string generated_file_name(const std::string& spec_name, const std::string& target,
+                                const std::string& suffix, const std::string& pass) {
+  return spec_name + "." + target + "." + (pass.empty() ? "" : pass + ".") + suffix;
+}
+
+std::string kernel_symbol(const std::string& spec_name, const std::string& target, const std::string& pass) {
+  return spec_name + "_" + target + (pass.empty() ? "" : "_" + pass);
 }
 
 std::string kernel_namespace(const std::string& spec_name, const std::string& target) {
@@ -56,7 +61,12 @@ std::optional<GeneratedName> parse_generated_file_name(const std::string& file_n
   const std::size_t second = file_name.find('.', first + 1);
   if (second == std::string::npos) return std::nullopt;
   GeneratedName name{file_name.substr(0, first), file_name.substr(first + 1, second - first - 1),
-                     file_name.substr(second + 1)};
+                     file_name.substr(second + 1), ""};
+  const std::size_t third = name.suffix.find('.');
+  if (third != std::string::npos && contains(generated_passes(), name.suffix.substr(0, third))) {
+    name.pass = name.suffix.substr(0, third);
+    name.suffix = name.suffix.substr(third + 1);
+  }
   if (!is_spec_name(name.spec_name) || !is_generated_target(name.target) ||
       !contains(generated_suffixes(), name.suffix))
     return std::nullopt;
@@ -64,9 +74,15 @@ std::optional<GeneratedName> parse_generated_file_name(const std::string& file_n
 }
 
 std::optional<GeneratedName> parse_kernel_symbol(const std::string& symbol) {
-  const std::size_t last = symbol.rfind('_');
+  std::string rest = symbol, pass;
+  const std::size_t pass_start = symbol.rfind('_');
+  if (pass_start != std::string::npos && contains(generated_passes(), symbol.substr(pass_start + 1))) {
+    pass = symbol.substr(pass_start + 1);
+    rest = symbol.substr(0, pass_start);
+  }
+  const std::size_t last = rest.rfind('_');
   if (last == std::string::npos) return std::nullopt;
-  GeneratedName name{symbol.substr(0, last), symbol.substr(last + 1), ""};
+  GeneratedName name{rest.substr(0, last), rest.substr(last + 1), "", pass};
   if (!is_spec_name(name.spec_name) || !is_generated_target(name.target)) return std::nullopt;
   return name;
 }

@@ -35,9 +35,17 @@ struct KernelPlan {
   // check against the compiler's view; null for targets the audit does not read.
   Json interface = nullptr;
   std::vector<ExtraFile> extra_files = {};
+  // "" for the forward; "dq" or "dkv" for a backward kernel, which names its files and symbol
+  // (docs/naming.md).
+  std::string pass = "";
 };
 
-// The plans of every target the spec names, in the registry's order (targets/target.h).
+// The plans of every target the spec names, in the registry's order (targets/target.h), each
+// target's forward first, then (for a spec with "backward": true) its backward kernels.
 std::vector<KernelPlan> plan_kernels(const Spec& spec);
+
+// The targets a spec with "backward": true names that generate no backward kernel yet
+// (docs/backward.md); MANIFEST.json lists them and kgen gen says so.
+std::vector<std::string> targets_without_backward(const Spec& spec);
 
 }  // namespace kgen

@@ -17,6 +17,7 @@
 #include "receipt_command.h"
 #include "receipts.h"
 #include "spec.h"
+#include "kernel_plans.h"
 #include "spec_outputs.h"
 #include "template_engine.h"
 
@@ -114,6 +115,7 @@ int run_gen(const Arguments& args) {
   const std::string out_dir = args.options.count("--out") ? args.options.at("--out") : "generated";
   // Every spec is validated and rendered before anything is written.
   std::vector<GeneratedFile> files;
+  std::vector<std::string> notes;
   std::map<std::string, std::string> spec_of_name;
   TemplateEngine engine = make_engine(root);
   const RuntimeDigests runtimes = runtime_digests(root);
@@ -123,6 +125,9 @@ int run_gen(const Arguments& args) {
     if (!fresh) throw SpecError(file + ": name: found \"" + spec.name + "\", expected a name no other spec uses (" + it->second + " has it)");
     for (GeneratedFile& output : naming_spec_file(file, [&] { return render_spec_outputs(spec, engine, runtimes); }))
       files.push_back(std::move(output));
+    for (const std::string& target : targets_without_backward(spec))
+      notes.push_back("kgen: note: " + file + ": \"backward\": true, but target " + target +
+                      " generates no backward kernel yet; only its forward is written (docs/backward.md)\n");
   }
   if (args.check) {
     const std::vector<std::string> stale = find_stale_outputs(out_dir, files);
@@ -135,6 +140,7 @@ int run_gen(const Arguments& args) {
     return 1;
   }
   const WriteReport report = write_outputs(out_dir, files);
+  for (const std::string& note : notes) std::cerr << note;
   for (const std::string& path : report.written) std::cout << "wrote " << out_dir << "/" << path << "\n";
   for (const std::string& path : report.removed) std::cout << "removed " << out_dir << "/" << path << "\n";
   std::cout << report.unchanged.size() << " file(s) unchanged\n";

@@ -89,7 +89,9 @@ int add(const Arguments& args, const std::string& default_root) {
 
   const ReceiptPaths paths = paths_of(args);
   const FileHashes current = hash_kernel_files(paths, spec.name, *rule);
-  const bool complete = std::all_of(rule->file_suffixes.begin(), rule->file_suffixes.end(),
+  std::vector<std::string> expected = rule->file_suffixes;
+  if (spec.backward) expected.insert(expected.end(), rule->backward_file_suffixes.begin(), rule->backward_file_suffixes.end());
+  const bool complete = std::all_of(expected.begin(), expected.end(),
                                     [&](const std::string& suffix) { return current.count(spec.name + suffix) > 0; });
   if (!complete)
     throw SpecError(paths.kernel_folder(spec.name) + ": found no complete " + target + " kernel, expected "

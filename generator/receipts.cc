@@ -27,7 +27,9 @@ std::string sha256_hex(const std::string& bytes) {
 
 FileHashes hash_kernel_files(const ReceiptPaths& paths, const std::string& name, const ReceiptRule& rule) {
   FileHashes hashes;
-  for (const std::string& suffix : rule.file_suffixes) {
+  std::vector<std::string> suffixes = rule.file_suffixes;
+  suffixes.insert(suffixes.end(), rule.backward_file_suffixes.begin(), rule.backward_file_suffixes.end());
+  for (const std::string& suffix : suffixes) {
     const std::string file = name + suffix;
     if (const auto bytes = read_text_file(paths.kernel_folder(name) + "/" + file)) hashes[file] = sha256_hex(*bytes);
   }

@@ -23,6 +23,8 @@ struct ReceiptRule {
   std::vector<std::string> required;        // checks `make verify` writes
   std::vector<std::string> optional;        // checks that need hardware (the GPU run)
   std::string runtime;                      // "sm90a": every file of runtime/sm90a is covered too
+  // The backward kernels' files, there when the spec says "backward": true (and then required).
+  std::vector<std::string> backward_file_suffixes = {};
 };
 
 // Nothing for a target without receipts (sm100a: a placeholder, nothing runs yet).

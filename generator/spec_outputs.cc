@@ -54,11 +54,6 @@ std::string regenerate_command(const Spec& spec) { return "make gen SPEC=" + spe
 
 std::vector<GeneratedFile> render_spec_outputs(const Spec& spec, TemplateEngine& engine,
                                                const RuntimeDigests& runtimes) {
-  // Generating the forward alone for a spec that asks for training would pass for done.
-  if (spec.backward)
-    throw SpecError("backward", "true",
-                    "false for kgen gen: kgen plans the backward (kgen plan --pass dkv|dq, kgen explain) "
-                    "but does not generate its kernels yet (docs/backward.md)");
   std::vector<GeneratedFile> files;
   Json manifest_files = Json::object();
   for (const KernelPlan& kernel : plan_kernels(spec)) {
@@ -69,13 +64,14 @@ std::vector<GeneratedFile> render_spec_outputs(const Spec& spec, TemplateEngine&
       const std::string body = engine.render(template_path, context);
       // The kernel includes its target's runtime; the launcher header does not.
       const std::string runtime_hash = role == "kernel" && runtime != runtimes.end() ? runtime->second : "";
-      const std::string file_name = generated_file_name(spec.name, kernel.target, extension);
+      const std::string file_name = generated_file_name(spec.name, kernel.target, extension, kernel.pass);
       files.push_back({spec.name + "/" + file_name,
                        provenance_header(spec, engine.templates_used(), kernel.target, runtime_hash) + body});
       Json templates = Json::array();
       for (const std::string& path : engine.templates_used()) templates.push_back("templates/" + path);
       Json& entry = manifest_files[file_name];
       entry = Json{{"target", kernel.target}, {"role", role}, {"symbol", kernel.symbol}, {"templates", templates}};
+      if (!kernel.pass.empty()) entry["pass"] = kernel.pass;
       if (!runtime_hash.empty())
         entry["runtime"] = Json{{"folder", "runtime/" + kernel.target}, {"sha256", runtime_hash}};
       return entry;
@@ -88,18 +84,20 @@ std::vector<GeneratedFile> render_spec_outputs(const Spec& spec, TemplateEngine&
       // JSON has no comments: its provenance is a field.
       Json operands = kernel.operands;
       operands["provenance"] = {{"generated_by", "kgen"}, {"spec", spec.source}, {"regenerate", regenerate_command(spec)}};
-      const std::string operands_name = generated_file_name(spec.name, kernel.target, "operands.json");
+      const std::string operands_name = generated_file_name(spec.name, kernel.target, "operands.json", kernel.pass);
       files.push_back({spec.name + "/" + operands_name, review_json(operands) + "\n"});
       manifest_files[operands_name] = Json{{"target", kernel.target}, {"role", "operands"}};
+      if (!kernel.pass.empty()) manifest_files[operands_name]["pass"] = kernel.pass;
     }
   }
   // nlohmann orders object keys alphabetically, so the manifest is deterministic.
-  const Json manifest{{"generated_by", "kgen"},
+  Json manifest{{"generated_by", "kgen"},
                       {"name", spec.name},
                       {"spec", spec.source},
                       {"mask_files", spec.mask_files},
                       {"regenerate", regenerate_command(spec)},
                       {"files", manifest_files}};
+  if (spec.backward) manifest["backward_not_generated"] = targets_without_backward(spec);
   files.push_back({spec.name + "/MANIFEST.json", review_json(manifest) + "\n"});
   return files;
 }

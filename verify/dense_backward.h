@@ -3,6 +3,7 @@
 // against central finite differences of it (tests/reference/backward_test.cc).
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "dense_reference.h"
@@ -24,10 +25,19 @@ struct AttentionGradients {
   std::vector<double> dsinks;  // [q_heads]; empty unless spec.sinks
 };
 
+// Which gradient rows to compute; the others are left 0. Sampled verification of a large spec
+// checks some rows of dq and of dk/dv, and dsinks over some (batch, head) pairs.
+struct GradientRows {
+  std::function<bool(int64_t b, int64_t h, int64_t i)> dq;         // a row of dq
+  std::function<bool(int64_t b, int64_t kv_head, int64_t j)> dkv;  // a row of dk and dv
+  std::function<bool(int64_t b, int64_t h)> dsinks;                // a pair summed into dsinks[h]
+};
+
 // docs/spec-format.md §7 in float64, from the residuals as given (a kernel's caller passes
-// the forward kernel's own out and lse). Rows whose lse is -inf contribute nothing. Throws
-// std::invalid_argument like dense_attention on arrays that do not fit the spec.
+// the forward kernel's own out and lse). Rows whose lse is -inf contribute nothing. With
+// `only`, just the selected rows (a residual row is read only where a selected gradient row
+// needs it). Throws std::invalid_argument like dense_attention on arrays that do not fit.
 AttentionGradients dense_attention_backward(const Spec& spec, const AttentionInputs& inputs,
-                                            const BackwardResiduals& residuals);
+                                            const BackwardResiduals& residuals, const GradientRows& only = {});
 
 }  // namespace kgen

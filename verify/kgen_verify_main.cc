@@ -33,6 +33,7 @@
 #include "mutation_score.h"
 #include "output_writer.h"
 #include "spec.h"
+#include "tpu_backward_verifier.h"
 #include "tpu_verifier.h"
 #include "tpu_verify_report.h"
 
@@ -92,6 +93,36 @@ int64_t parse_count(const std::string& option, const std::string& text) {
   }
   if (used != text.size() || value < 0) throw SpecError(option + ": found \"" + text + "\", expected a count\n" + kUsage);
   return value;
+}
+
+std::string read_module(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw SpecError(path + ": cannot read the generated kernel (run make gen first)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs the dq and dkv kernels on the forward kernel's residuals and prints each gradient's
+// error against docs/spec-format.md §7's tolerance.
+TpuBackwardResult verify_tpu_backward(const Spec& spec, const std::string& generated, const std::string& forward_module,
+                                      const TpuVerifyOptions& verify) {
+  auto path_of = [&](const char* pass) {
+    return generated + "/" + spec.name + "/" + generated_file_name(spec.name, "tpu", "mlir", pass);
+  };
+  std::cout << "kgen verify " << spec.name << " --target tpu, backward: " << path_of("dq") << ", " << path_of("dkv")
+            << "\n" << std::flush;
+  const TpuBackwardVerification verification(spec, forward_module, verify);
+  const TpuBackwardResult result = verification.check(read_module(path_of("dq")), read_module(path_of("dkv")));
+  const std::string tolerance = format("%.0e", result.tolerance);
+  std::cout << "  sample: " << result.sample << "\n"
+            << "  compile " << format("%.2f", result.compile_seconds) << " s; dq and dkv grid steps run " << result.steps_run
+            << " in " << format("%.2f", result.run_seconds) << " s (with the forward, which wrote out and lse)\n"
+            << "  dq error " << format("%.2e", result.dq_error) << ", dk error " << format("%.2e", result.dk_error)
+            << ", dv error " << format("%.2e", result.dv_error)
+            << (spec.sinks ? ", dsinks error " + format("%.2e", result.dsinks_error) : std::string())
+            << " (tolerance " << tolerance << " each): " << (result.passed() ? "PASS" : "FAIL") << "\n";
+  return result;
 }
 
 // Prints the mutation score of a tpu kernel and its survivors; 1 when the score is below
@@ -190,14 +221,11 @@ int run(int argc, char** argv) {
   if (options.count("--max-pairs")) verify.max_pairs = static_cast<int>(parse_count("--max-pairs", options["--max-pairs"]));
 
   const std::string module_path = generated + "/" + spec.name + "/" + generated_file_name(spec.name, "tpu", "mlir");
-  std::ifstream in(module_path, std::ios::binary);
-  if (!in) throw SpecError(module_path + ": cannot read the generated kernel (run make gen first)");
-  std::ostringstream text;
-  text << in.rdbuf();
+  const std::string module_text = read_module(module_path);
 
-  if (mutants) return run_mutation_score(spec, text.str(), module_path, verify, options);
+  if (mutants) return run_mutation_score(spec, module_text, module_path, verify, options);
   std::cout << "kgen verify " << spec.name << " --target tpu: " << module_path << "\n" << std::flush;
-  const TpuVerifyResult result = verify_tpu_kernel(spec, text.str(), module_path, verify);
+  const TpuVerifyResult result = verify_tpu_kernel(spec, module_text, module_path, verify);
   std::cout << "  sample: " << result.sample << "\n"
             << "  compile " << format("%.2f", result.compile_seconds) << " s; grid steps run "
             << result.steps_run << " (" << result.steps_skipped << " outside the sample) in "
@@ -206,8 +234,20 @@ int run(int argc, char** argv) {
             << format("%.0e", result.tolerance.out_relative) << "), lse error "
             << format("%.2e", result.comparison.lse_error) << " (tolerance " << format("%.0e", result.tolerance.lse_absolute)
             << (spec.lse ? ")" : "; no lse output)") << ": " << (result.passed() ? "PASS" : "FAIL") << "\n";
-  if (options.count("--report")) write_atomically(options["--report"], tpu_verify_facts(spec, verify, result).dump(2) + "\n");
-  return result.passed() ? 0 : 1;
+  Json facts = tpu_verify_facts(spec, verify, result);
+  bool passed = result.passed();
+  // The forward's out and lse are the backward's residuals: a failed forward is reported
+  // alone, with the backward unchecked.
+  if (spec.backward && !passed)
+    std::cout << "kgen verify " << spec.name << " --target tpu, backward: not checked (the forward failed, and its "
+              << "out and lse are the backward's inputs)\n";
+  if (spec.backward && passed) {
+    const TpuBackwardResult backward = verify_tpu_backward(spec, generated, module_text, verify);
+    facts["backward"] = tpu_backward_facts(spec, backward);
+    facts["passed"] = passed = backward.passed();
+  }
+  if (options.count("--report")) write_atomically(options["--report"], facts.dump(2) + "\n");
+  return passed ? 0 : 1;
 }
 
 }  // namespace

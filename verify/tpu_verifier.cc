@@ -13,7 +13,7 @@
 #include "grid_driver.h"
 #include "targets/tpu/kernel_plan.h"
 #include "mosaic_kernel.h"
-#include "targets/tpu/kernel_plan.h"
+#include "tpu_arrays.h"
 #include "verification_inputs.h"
 
 namespace kgen {
@@ -70,75 +70,6 @@ Sample choose_sample(const Spec& spec, const TpuVerifyOptions& options) {
   return sample;
 }
 
-uint16_t narrow_bits(double value, DType dtype) {
-  return dtype == DType::kBFloat16 ? bfloat16_bits(value) : float16_bits(value);
-}
-
-double widen(const HostArray& array, std::size_t index, DType dtype) {
-  if (array.dtype == mosaic::DType::kF32) {
-    float value;
-    std::memcpy(&value, array.bytes.data() + index * 4, 4);
-    return value;
-  }
-  uint16_t bits;
-  std::memcpy(&bits, array.bytes.data() + index * 2, 2);
-  return dtype == DType::kBFloat16 ? from_bfloat16_bits(bits) : from_float16_bits(bits);
-}
-
-template <typename T>
-void put(HostArray& array, std::size_t index, T value) {
-  std::memcpy(array.bytes.data() + index * sizeof(T), &value, sizeof(T));
-}
-
-// The spec's dtype array from reference-order doubles (already rounded to the dtype).
-HostArray element_array(const TpuOperand& op, const std::vector<double>& values, DType dtype) {
-  HostArray array(op.shape, mosaic::dtype_from_name(op.element_type));
-  for (std::size_t k = 0; k < values.size(); ++k) {
-    if (dtype == DType::kFloat32)
-      put(array, k, static_cast<float>(values[k]));
-    else
-      put(array, k, narrow_bits(values[k], dtype));
-  }
-  return array;
-}
-
-// NaN in every element, so a row the kernel never writes cannot pass.
-HostArray poisoned(const TpuOperand& op) {
-  HostArray array(op.shape, mosaic::dtype_from_name(op.element_type));
-  std::fill(array.bytes.begin(), array.bytes.end(), std::byte{0xFF});
-  return array;
-}
-
-HostArray input_array(const TpuOperand& op, const Spec& spec, const AttentionInputs& in, const SplashPlan& plan) {
-  const Shape& s = spec.shape;
-  if (op.name == "q") return element_array(op, in.q, spec.dtype);
-  if (op.name == "k") return element_array(op, in.k, spec.dtype);
-  if (op.name == "v") return element_array(op, in.v, spec.dtype);
-  HostArray array(op.shape, mosaic::dtype_from_name(op.element_type));
-  if (op.name == "q_segment_ids") {  // [B, L] -> [B, L, 128]
-    for (std::size_t k = 0; k < in.q_segment_ids.size(); ++k)
-      for (int64_t lane = 0; lane < op.shape[2]; ++lane) put(array, k * static_cast<std::size_t>(op.shape[2]) + static_cast<std::size_t>(lane), in.q_segment_ids[k]);
-  } else if (op.name == "kv_segment_ids") {  // [B, Lkv] -> [B, 8, Lkv]
-    for (int64_t b = 0; b < s.batch; ++b)
-      for (int64_t sub = 0; sub < op.shape[1]; ++sub)
-        for (int64_t j = 0; j < s.kv_len; ++j)
-          put(array, static_cast<std::size_t>((b * op.shape[1] + sub) * s.kv_len + j), in.kv_segment_ids[static_cast<std::size_t>(b * s.kv_len + j)]);
-  } else if (op.name == "sinks") {  // [H] -> [8, H]
-    for (int64_t sub = 0; sub < op.shape[0]; ++sub)
-      for (int64_t h = 0; h < s.q_heads; ++h) put(array, static_cast<std::size_t>(sub * s.q_heads + h), in.sinks[static_cast<std::size_t>(h)]);
-  } else if (op.name == "partial_mask_blocks") {
-    std::size_t k = 0;
-    for (const PartialBlock& block : plan.partial_blocks)
-      for (const std::string& row : block)
-        for (char bit : row) put(array, k++, int32_t{bit == '1'});
-  } else {
-    throw std::runtime_error("the verifier has no data for kernel input '" + op.name + "'");
-  }
-  return array;
-}
-
-std::vector<int32_t> table(const auto& values) { return std::vector<int32_t>(values.begin(), values.end()); }
-
 }  // namespace
 
 // Calls `visit(row)` with the flat (b, h, i) row index of every sampled row, in order.
@@ -168,8 +99,7 @@ TpuVerification::TpuVerification(const Spec& spec, const TpuVerifyOptions& optio
   d.llvm_opt_level = options.llvm_opt_level;
   d.plan = tpu_splash_plan(spec);
   d.operands = tpu_operands(spec, d.plan);
-  d.prefetch = {table(d.plan.data_next.values), table(d.plan.block_mask.values)};
-  if (d.plan.has_mask_next) d.prefetch.push_back(table(d.plan.mask_next.values));
+  d.prefetch = prefetch_tables(d.plan);
 
   const AttentionInputs inputs = verification_inputs(spec, options.seed);
   for (const TpuOperand& op : d.operands)

@@ -36,4 +36,17 @@ Json tpu_verify_facts(const Spec& spec, const TpuVerifyOptions& options, const T
           {"passed", result.passed()}};
 }
 
+Json tpu_backward_facts(const Spec& spec, const TpuBackwardResult& result) {
+  return {{"kernels", "the dq and dkv kernels, on the out and lse the forward kernel wrote (docs/backward.md)"},
+          {"reference", "float64 gradients (docs/spec-format.md section 7, verify/dense_backward.h)"},
+          {"sample", result.sample},
+          {"grid_steps_run", result.steps_run},
+          {"dq_error", rounded(result.dq_error)},
+          {"dk_error", rounded(result.dk_error)},
+          {"dv_error", rounded(result.dv_error)},
+          {"dsinks_error", spec.sinks ? rounded(result.dsinks_error) : Json()},
+          {"tolerance", result.tolerance},
+          {"passed", result.passed()}};
+}
+
 }  // namespace kgen

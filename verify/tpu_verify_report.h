@@ -6,10 +6,15 @@
 
 #include "json_fields.h"
 #include "spec.h"
+#include "tpu_backward_verifier.h"
 #include "tpu_verifier.h"
 
 namespace kgen {
 
 Json tpu_verify_facts(const Spec& spec, const TpuVerifyOptions& options, const TpuVerifyResult& result);
+
+// The backward kernels' part of the same receipt (under "backward"), for a spec with
+// "backward": true.
+Json tpu_backward_facts(const Spec& spec, const TpuBackwardResult& result);
 
 }  // namespace kgen

@@ -165,4 +165,12 @@ AttentionInputs verification_inputs(const Spec& spec, uint64_t seed) {
   return in;
 }
 
+std::vector<double> verification_dout(const Spec& spec, uint64_t seed) {
+  const Shape& sh = spec.shape;
+  Draws draws(~seed);  // not the stream q, k and v came from
+  std::vector<double> dout(static_cast<std::size_t>(sh.batch * sh.q_heads * sh.q_len * sh.head_dim_v));
+  for (double& value : dout) value = round_to_dtype(draws.signed_unit(), spec.dtype);
+  return dout;
+}
+
 }  // namespace kgen

@@ -47,4 +47,8 @@ InputDesign input_design(const Spec& spec);
 // document in eight is absent from kv (its rows have nothing to attend).
 AttentionInputs verification_inputs(const Spec& spec, uint64_t seed);
 
+// The incoming gradient dout [batch][q_heads][q_len][head_dim_v] of a backward verification:
+// uniform in (-1, 1), rounded to spec.dtype, from its own stream of `seed`.
+std::vector<double> verification_dout(const Spec& spec, uint64_t seed);
+
 }  // namespace kgen

@@ -90,16 +90,48 @@ case "${1:-}" in
     ;;
 esac
 
+# each_module CHECK COMMAND...: runs COMMAND once per tpu module of the spec (the forward's,
+# and the backward's dq and dkv when generated), with MODULE and OPERANDS replaced by its
+# files and REPORT by a report of its own; then writes $facts/CHECK.json: passed when every
+# module passed, each module's facts under "modules".
+each_module() {
+  local check=$1 ok=0 reports=()
+  shift
+  for module in generated/$name/$name.tpu.mlir generated/$name/$name.tpu.dq.mlir generated/$name/$name.tpu.dkv.mlir; do
+    [ -f "$module" ] || continue
+    local report=$facts/$check.$(basename "$module" .mlir).json args=()
+    for arg in "$@"; do
+      case $arg in
+        MODULE) args+=("$module") ;;
+        OPERANDS) args+=("${module%.mlir}.operands.json") ;;
+        REPORT) args+=("$report") ;;
+        *) args+=("$arg") ;;
+      esac
+    done
+    "${args[@]}" || ok=1
+    reports+=("$report")
+  done
+  "$python" - "$facts/$check.json" "${reports[@]}" <<'PY' || ok=1
+import json, os, sys
+modules = {}
+for path in sys.argv[2:]:
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        sys.exit(0)  # a module wrote no facts: nothing is recorded
+    modules[os.path.basename(path).split(".", 1)[1][: -len(".json")] + ".mlir"] = json.load(open(path))
+json.dump({"passed": all(m.get("passed", False) for m in modules.values()), "modules": modules},
+          open(sys.argv[1], "w"), indent=2, sort_keys=True)
+PY
+  return $ok
+}
+
 for spec in "$@"; do
   read -r name generation sm90a < <(spec_facts "$spec") || { status=1; continue; }
   if [ "$generation" != - ]; then
-    module=generated/$name/$name.tpu.mlir
-    operands=generated/$name/$name.tpu.operands.json
     record "$spec" tpu cpu_execution "$kgen" verify "$spec" --target tpu --report "$facts/cpu_execution.json"
-    record "$spec" tpu mosaic_dialect "$python" tests/mosaic_dialect/check_real_mosaic.py "$module" \
-      --operands "$operands" --quiet --report "$facts/mosaic_dialect.json"
-    record "$spec" tpu libtpu_compile libtpu_compile "$module" --operands "$operands" --target "$generation" \
-      --no-checks --report "$facts/libtpu_compile.json"
+    record "$spec" tpu mosaic_dialect each_module mosaic_dialect "$python" tests/mosaic_dialect/check_real_mosaic.py \
+      MODULE --operands OPERANDS --quiet --report REPORT
+    record "$spec" tpu libtpu_compile each_module libtpu_compile libtpu_compile MODULE --operands OPERANDS \
+      --target "$generation" --no-checks --report REPORT
   fi
   if [ "$sm90a" = True ]; then
     record "$spec" sm90a nvcc_sass "$kgen" verify "$spec" --target sm90a --compile-only --report "$facts/nvcc_sass.json"

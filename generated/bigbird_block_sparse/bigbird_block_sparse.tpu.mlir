@@ -21,7 +21,7 @@ module {
       %q_ref: memref<1x1x128x64xbf16, #tpu.memory_space<vmem>>,
       %k_ref: memref<1x1x128x64xbf16, #tpu.memory_space<vmem>>,
       %v_ref: memref<1x1x128x64xbf16, #tpu.memory_space<vmem>>,
-      %mask_ref: memref<1x128x128xi32, #tpu.memory_space<vmem>>,
+      %partial_mask_blocks_ref: memref<1x128x128xi32, #tpu.memory_space<vmem>>,
       %out_ref: memref<1x1x128x64xbf16, #tpu.memory_space<vmem>>,
       %lse_ref: memref<1x1x128x128xf32, #tpu.memory_space<vmem>>,
       %m_scratch: memref<128x128xf32, #tpu.memory_space<vmem>>,
@@ -95,7 +95,7 @@ module {
         // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
         %logits_0 = arith.mulf %qk_0, %scale_log2e : vector<128x128xf32>
         // This copy runs on partial tiles only: it evaluates the mask.
-        %mask3_0 = vector.load %mask_ref[%c0, %c0, %kv_offset_0] : memref<1x128x128xi32, #tpu.memory_space<vmem>>, vector<1x128x128xi32>
+        %mask3_0 = vector.load %partial_mask_blocks_ref[%c0, %c0, %kv_offset_0] : memref<1x128x128xi32, #tpu.memory_space<vmem>>, vector<1x128x128xi32>
         %mask_bits_0 = vector.shape_cast %mask3_0 : vector<1x128x128xi32> to vector<128x128xi32>
         %keep_static_0 = arith.cmpi ne, %mask_bits_0, %mask_zero : vector<128x128xi32>
         %s_masked_0 = arith.select %keep_static_0, %logits_0, %mask_value_s : vector<128x128xi1>, vector<128x128xf32>

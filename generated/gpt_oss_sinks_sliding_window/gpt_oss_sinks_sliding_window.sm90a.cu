@@ -96,7 +96,7 @@ struct Config {
   }
 
   // Epilogue statistics: the lse output, attention sinks.
-  static constexpr bool kLse = false;
+  static constexpr bool kLse = true;
   static constexpr bool kSinks = true;
 
   // The block plan: rows of lists (1 when every head shares one mask, else one per q head).
@@ -111,6 +111,8 @@ using Traits = kgen::sm90a::ForwardTraits<Config>;
 
 struct Params {
   kgen::sm90a::ForwardTma<Config> tma;
+  // [batch][q_heads][q_len], contiguous; natural log, -inf on empty rows
+  float* lse;
   // [q_heads]: one extra logit per head, with no value row
   const float* sinks;
 };
@@ -154,6 +156,9 @@ Result launch(const Arguments& args, cudaStream_t stream) {
     return failure(
         Status::kInvalidArgument,
         "out_strides: every stride must be a positive multiple of 8 elements (16 bytes)");
+  if (!args.lse || !aligned(args.lse, alignof(float)))
+    return failure(Status::kInvalidArgument,
+                   "lse must be a 4-byte aligned device pointer, not null");
   if (!args.sinks || !aligned(args.sinks, alignof(float)))
     return failure(Status::kInvalidArgument,
                    "sinks must be a 4-byte aligned device pointer, not null");
@@ -179,6 +184,7 @@ Result launch(const Arguments& args, cudaStream_t stream) {
   params.tma = kgen::sm90a::ForwardTmaFactory<Config>::make(args.q, args.q_strides, args.k,
                                                             args.k_strides, args.v, args.v_strides,
                                                             args.out, args.out_strides);
+  params.lse = args.lse;
   params.sinks = args.sinks;
 
   const dim3 grid(kBatch * kQHeads, Config::kQBlocks, 1);

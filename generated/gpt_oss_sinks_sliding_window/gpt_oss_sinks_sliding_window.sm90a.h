@@ -48,6 +48,8 @@ struct Arguments {
   Strides v_strides = contiguous_strides(kKvHeads, kKvLen, kHeadDimV);
   void* out = nullptr;  // [batch][q_heads][q_len][head_dim_v], bfloat16; every element is written
   Strides out_strides = contiguous_strides(kQHeads, kQLen, kHeadDimV);
+  // [batch][q_heads][q_len], contiguous; natural log, -inf on empty rows
+  float* lse = nullptr;
   // [q_heads]: one extra logit per head, with no value row
   const float* sinks = nullptr;
 };

@@ -22,6 +22,7 @@ module {
       %v_ref: memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>,
       %sinks_ref: memref<8x64xf32, #tpu.memory_space<smem>>,
       %out_ref: memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>,
+      %lse_ref: memref<1x1x256x128xf32, #tpu.memory_space<vmem>>,
       %m_scratch: memref<256x128xf32, #tpu.memory_space<vmem>>,
       %l_scratch: memref<256x128xf32, #tpu.memory_space<vmem>>,
       %acc_scratch: memref<256x64xf32, #tpu.memory_space<vmem>>
@@ -38,7 +39,8 @@ module {
         {transform_indices = @transform_2, window_bounds = array<i64: 1, 1, 256, 64>},
         {pipeline_mode = #tpu.pipeline_mode<synchronous>,
          transform_indices = @transform_3, window_bounds = array<i64: 8, 64>},
-        {transform_indices = @transform_4, window_bounds = array<i64: 1, 1, 256, 64>}
+        {transform_indices = @transform_4, window_bounds = array<i64: 1, 1, 256, 64>},
+        {transform_indices = @transform_5, window_bounds = array<i64: 1, 1, 256, 128>}
       ]} {
     %c0 = arith.constant 0 : index
     %c0_i32 = arith.constant 0 : i32
@@ -236,6 +238,15 @@ module {
       %out_narrow = arith.truncf %out_f32 : vector<256x64xf32> to vector<256x64xbf16>
       %out4 = vector.shape_cast %out_narrow : vector<256x64xbf16> to vector<1x1x256x64xbf16>
       tpu.vector_store %out_ref[%c0, %c0, %c0, %c0], %out4 {strides = array<i32>} : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>,
+      // lse = m · ln 2 + ln l (m is in base 2); -inf for a row that kept nothing.
+      %ln2 = arith.constant dense<6.93147182e-01> : vector<256x128xf32>
+      %m_natural = arith.mulf %m_final, %ln2 : vector<256x128xf32>
+      %log_l = math.log %l_final : vector<256x128xf32>
+      %lse_kept = arith.addf %m_natural, %log_l : vector<256x128xf32>
+      %minus_inf = arith.constant dense<0xFF800000> : vector<256x128xf32>
+      %lse_lanes = arith.select %kept_any, %lse_kept, %minus_inf : vector<256x128xi1>, vector<256x128xf32>
+      %lse4 = vector.shape_cast %lse_lanes : vector<256x128xf32> to vector<1x1x256x128xf32>
+      tpu.vector_store %lse_ref[%c0, %c0, %c0, %c0], %lse4 {strides = array<i32>} : memref<1x1x256x128xf32, #tpu.memory_space<vmem>>, vector<1x1x256x128xf32>,
     }
     return
   }
@@ -282,6 +293,13 @@ module {
 
   // Block index of the out window at grid step (b, h, i, j).
   func.func @transform_4(%b_index: i32, %h_index: i32, %q_block: i32, %kv_step: i32,
+                               %data_next: memref<1x16x2xi32, #tpu.memory_space<smem>>, %block_mask: memref<1x16x2xi32, #tpu.memory_space<smem>>) -> (i32, i32, i32, i32) {
+    %c0_i32 = arith.constant 0 : i32
+    return %b_index, %h_index, %q_block, %c0_i32 : i32, i32, i32, i32
+  }
+
+  // Block index of the lse window at grid step (b, h, i, j).
+  func.func @transform_5(%b_index: i32, %h_index: i32, %q_block: i32, %kv_step: i32,
                                %data_next: memref<1x16x2xi32, #tpu.memory_space<smem>>, %block_mask: memref<1x16x2xi32, #tpu.memory_space<smem>>) -> (i32, i32, i32, i32) {
     %c0_i32 = arith.constant 0 : i32
     return %b_index, %h_index, %q_block, %c0_i32 : i32, i32, i32, i32

@@ -62,6 +62,8 @@ class Target {
   virtual std::optional<TilingViolation> check_backward_tiling(const Spec& spec, const Tiling& tiling) const = 0;
   // For a spec whose tiling passed check_tiling.
   virtual KernelPlan plan(const Spec& spec) const = 0;
+  // The backward kernels, for a spec with "backward": true whose backward tiling passed.
+  virtual std::vector<KernelPlan> backward_plans(const Spec& spec) const = 0;
   // SpecError (path "--pass") for a pass this target or spec has no kernel for.
   virtual Json plan_json(const Spec& spec, PlanPass pass) const = 0;
   virtual void explain(std::ostream& out, const Spec& spec) const = 0;

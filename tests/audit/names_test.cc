@@ -23,8 +23,9 @@ const fs::path kSource = KGEN_SOURCE_DIR;
 std::string read(const fs::path& path) { return kgen::read_text_file(path.string()).value(); }
 
 bool same(const std::optional<GeneratedName>& parsed, const std::string& name, const std::string& target,
-          const std::string& suffix) {
-  return parsed && parsed->spec_name == name && parsed->target == target && parsed->suffix == suffix;
+          const std::string& suffix, const std::string& pass = "") {
+  return parsed && parsed->spec_name == name && parsed->target == target && parsed->suffix == suffix &&
+         parsed->pass == pass;
 }
 
 TEST(NameGrammar, FileNamesRoundTrip) {
@@ -33,14 +34,22 @@ TEST(NameGrammar, FileNamesRoundTrip) {
       for (const std::string& suffix : kgen::generated_suffixes()) {
         const std::string file = kgen::generated_file_name(name, target, suffix);
         EXPECT_TRUE(same(kgen::parse_generated_file_name(file), name, target, suffix)) << file;
+        for (const std::string& pass : kgen::generated_passes()) {
+          const std::string backward = kgen::generated_file_name(name, target, suffix, pass);
+          EXPECT_TRUE(same(kgen::parse_generated_file_name(backward), name, target, suffix, pass)) << backward;
+        }
       }
 }
 
 TEST(NameGrammar, SymbolsAndNamespacesRoundTrip) {
-  for (const char* name : {"splash", "llama3_8b_causal", "x_tpu", "y_sm90a_", "z_sm100a_tpu"})
+  for (const char* name : {"splash", "llama3_8b_causal", "x_tpu", "y_sm90a_", "z_sm100a_tpu", "w_tpu_dq", "v_dkv"})
     for (const std::string& target : kgen::generated_targets()) {
       const std::string symbol = kgen::kernel_symbol(name, target);
       EXPECT_TRUE(same(kgen::parse_kernel_symbol(symbol), name, target, "")) << symbol;
+      for (const std::string& pass : kgen::generated_passes()) {
+        const std::string backward = kgen::kernel_symbol(name, target, pass);
+        EXPECT_TRUE(same(kgen::parse_kernel_symbol(backward), name, target, "", pass)) << backward;
+      }
       EXPECT_TRUE(same(kgen::parse_kernel_namespace(kgen::kernel_namespace(name, target)), name, target, ""));
     }
 }
@@ -48,10 +57,11 @@ TEST(NameGrammar, SymbolsAndNamespacesRoundTrip) {
 TEST(NameGrammar, RejectsWhatIsNotInTheGrammar) {
   for (const char* file : {"Splash.sm90a.cu", "splash.sm80.cu", "splash.sm90a", "splash.sm90a.cpp",
                                   "splash.tpu.json", "splash..cu", ".sm90a.cu", "9lives.tpu.mlir", "splash.SM90A.cu",
-                                  "spl-ash.tpu.mlir", "splash.sm90a.cu.orig", "MANIFEST.json"})
+                                  "spl-ash.tpu.mlir", "splash.sm90a.cu.orig", "MANIFEST.json", "splash.tpu.dk.mlir",
+                                  "splash.tpu.dkv", "splash.dkv.tpu.mlir"})
     EXPECT_FALSE(kgen::parse_generated_file_name(file)) << file;
   for (const char* symbol : {"splash", "splash_", "_sm90a", "splash_sm80", "Splash_tpu", "splash-sm90a",
-                                    "splash_tpu_"})
+                                    "splash_tpu_", "splash_dkv", "splash_tpu_dkv_dq", "splash_dkv_tpu_"})
     EXPECT_FALSE(kgen::parse_kernel_symbol(symbol)) << symbol;
   EXPECT_FALSE(kgen::parse_kernel_namespace("splash_sm90a"));
   EXPECT_FALSE(kgen::parse_kernel_namespace("other::splash_sm90a"));
@@ -99,6 +109,7 @@ TEST(GeneratedNames, EveryNameParsesBackToItsSpecAndTarget) {
         ASSERT_TRUE(from_symbol) << file_name << ": symbol " << symbol << " is not <name>_<target>";
         EXPECT_EQ(from_symbol->spec_name, name) << symbol;
         EXPECT_EQ(from_symbol->target, parsed->target) << symbol;
+        EXPECT_EQ(from_symbol->pass, parsed->pass) << symbol;
         // The symbol as the file spells it: an MLIR function, or a C++ namespace inside kgen.
         if (entry.value("status", "") != "placeholder") {
           if (parsed->suffix == "mlir") {
@@ -116,7 +127,8 @@ TEST(GeneratedNames, EveryNameParsesBackToItsSpecAndTarget) {
       if (parsed->suffix == "operands.json") {
         const Json operands = Json::parse(text);
         if (operands.contains("kernel")) {
-          EXPECT_TRUE(same(kgen::parse_kernel_symbol(operands["kernel"]), name, parsed->target, "")) << file_name;
+          EXPECT_TRUE(same(kgen::parse_kernel_symbol(operands["kernel"]), name, parsed->target, "", parsed->pass))
+              << file_name;
         }
       }
       ++checked;

@@ -97,11 +97,12 @@ class SpecGenerator:
         self.rng = rng
 
     # ---- shapes ----
-    def shape(self):
+    def shape(self, dkv: bool = False):
         r = self.rng
         dtype = r.choice(["float32", "bfloat16"])
         step = 8 if dtype == "float32" else 16
-        block_q = r.choice([b for b in (8, 16, 32, 64, 128, 256) if b % step == 0])
+        # The dkv kernel puts q on lanes: its block_q is a multiple of 128 (docs/backward.md).
+        block_q = r.choice([b for b in (8, 16, 32, 64, 128, 256) if b % (128 if dkv else step) == 0])
         block_kv = r.choice([128, 128, 256, 512])
         q_len = block_q * r.randint(1, min(16, 1024 // block_q))
         kv_len = block_kv * r.randint(1, 1024 // block_kv)
@@ -264,7 +265,7 @@ class SpecGenerator:
     # ---- whole specs ----
     def case(self, scenario: str, dkv: bool = False) -> Case:
         r = self.rng
-        dtype, block_q, block_kv, q_len, kv_len = self.shape()
+        dtype, block_q, block_kv, q_len, kv_len = self.shape(dkv)
         q_heads = r.randint(1, 4)
         if scenario.startswith("per_head") and scenario != "per_head_shared":
             q_heads = r.randint(2, 4) if scenario == "per_head_distinct" else r.randint(3, 5)

@@ -168,6 +168,42 @@ TEST(Backward, DsinksByHand) {
   EXPECT_NEAR(grads.dv[0], 0.5 * 2.0, 1e-12);  // p * dout
 }
 
+// Sampled verification computes only some rows: those are exactly the full computation's,
+// and the rows left out are 0.
+TEST(Backward, SelectedRowsEqualTheFullComputation) {
+  const Problem p = problem(spec_of({"", kGqa, R"({"type": "causal"})", 0.9, true, true}), 5);
+  const BackwardResiduals res = residuals(p);
+  const AttentionGradients full = dense_attention_backward(p.spec, p.in, res);
+  GradientRows only;
+  only.dq = [](int64_t b, int64_t h, int64_t i) { return (b + h + i) % 3 == 0; };
+  only.dkv = [](int64_t b, int64_t g, int64_t j) { return (b + g + j) % 2 == 1; };
+  only.dsinks = [](int64_t b, int64_t) { return b == 0; };
+  const AttentionGradients some = dense_attention_backward(p.spec, p.in, res, only);
+  const Shape& s = p.spec.shape;
+  for (int64_t b = 0; b < s.batch; ++b) {
+    for (int64_t h = 0; h < s.q_heads; ++h)
+      for (int64_t i = 0; i < s.q_len; ++i)
+        for (int64_t c = 0; c < s.head_dim; ++c) {
+          const std::size_t at = static_cast<std::size_t>(((b * s.q_heads + h) * s.q_len + i) * s.head_dim + c);
+          EXPECT_EQ(some.dq[at], only.dq(b, h, i) ? full.dq[at] : 0.0);
+        }
+    for (int64_t g = 0; g < s.kv_heads; ++g)
+      for (int64_t j = 0; j < s.kv_len; ++j) {
+        const int64_t row = (b * s.kv_heads + g) * s.kv_len + j;
+        for (int64_t c = 0; c < s.head_dim; ++c) {
+          const std::size_t at = static_cast<std::size_t>(row * s.head_dim + c);
+          EXPECT_EQ(some.dk[at], only.dkv(b, g, j) ? full.dk[at] : 0.0);
+        }
+        for (int64_t c = 0; c < s.head_dim_v; ++c) {
+          const std::size_t at = static_cast<std::size_t>(row * s.head_dim_v + c);
+          EXPECT_EQ(some.dv[at], only.dkv(b, g, j) ? full.dv[at] : 0.0);
+        }
+      }
+  }
+  ASSERT_EQ(s.batch, 1);  // so that dsinks over batch 0 is the whole sum
+  for (std::size_t h = 0; h < full.dsinks.size(); ++h) EXPECT_EQ(some.dsinks[h], full.dsinks[h]);
+}
+
 // The check can fail: each defect a backward kernel could have, planted in correct gradients.
 TEST(Backward, FiniteDifferencesCatchPlantedDefects) {
   const Problem p = problem(spec_of({"", kGqa, R"({"type": "causal"})", 0.9, true, false}), 11);

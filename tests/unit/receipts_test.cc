@@ -28,6 +28,8 @@ TEST(Receipts, Sha256IsLlvmsOfTheBytes) {
 
 TEST(Receipts, RulesCoverKernelAndCompanionFiles) {
   EXPECT_EQ(kTpu.file_suffixes, (std::vector<std::string>{".tpu.mlir", ".tpu.operands.json"}));
+  EXPECT_EQ(kTpu.backward_file_suffixes, (std::vector<std::string>{".tpu.dq.mlir", ".tpu.dq.operands.json", ".tpu.dkv.mlir",
+                                                                   ".tpu.dkv.operands.json"}));
   EXPECT_EQ(receipt_rule("sm90a")->file_suffixes, (std::vector<std::string>{".sm90a.cu", ".sm90a.h"}));
   EXPECT_EQ(receipt_rule("sm90a")->optional, std::vector<std::string>{"gpu"});
   EXPECT_FALSE(receipt_rule("sm100a"));  // a placeholder: no receipt

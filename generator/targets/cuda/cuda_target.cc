@@ -57,11 +57,17 @@ Tiling CudaTarget::backward_tiling(const Spec& spec) const {
   return gpu.backward ? Tiling{gpu.backward->block_q, gpu.backward->block_kv, 0} : tiling(spec);
 }
 
-std::optional<TilingViolation> CudaTarget::check_backward_tiling(const Spec&, const Tiling&) const {
-  return TilingViolation{"backward", "true",
-                         std::string("false while the spec names target ") + name_ +
-                             ": only the tpu target generates backward kernels so far (docs/backward.md)"};
+// No CUDA backward kernel is generated yet (docs/backward.md): a backward spec may name this
+// target, whose forward it still gets, but tiles for a kernel that does not exist are refused.
+std::optional<TilingViolation> CudaTarget::check_backward_tiling(const Spec& spec, const Tiling& tiling) const {
+  if (!(spec.*section_)->backward) return std::nullopt;
+  return TilingViolation{std::string("targets.") + name_ + ".backward",
+                         "{\"block_kv\":" + std::to_string(tiling.block_kv) + ",\"block_q\":" + std::to_string(tiling.block_q) + "}",
+                         std::string("no backward tiles: target ") + name_ +
+                             " generates no backward kernels yet, only the tpu target does (docs/backward.md)"};
 }
+
+std::vector<KernelPlan> CudaTarget::backward_plans(const Spec&) const { return {}; }
 
 Json CudaTarget::plan_json(const Spec& spec, PlanPass pass) const {
   if (pass != PlanPass::kForward)
@@ -104,6 +110,7 @@ void CudaTarget::explain(std::ostream& out, const Spec& spec) const {
       << " per batch element (" << fraction_skipped(lists.live_tiles_per_batch, lists.total_tiles_per_batch)
       << " skipped); " << describe_partial_tiles(partial_tile_mask(spec.masks, lists)) << "\n";
   explain_budget(out, "shared memory", gpu_smem_budget(spec, gpu), kGpuSmemLimit);
+  if (spec.backward) out << "    backward: not generated yet for " << name_ << " (docs/backward.md)\n";
   explain_maps(out, spec, tiles);
 }
 

@@ -30,6 +30,7 @@ class CudaTarget : public Target {
   Tiling backward_tiling(const Spec& spec) const final;
   // No CUDA target generates backward kernels yet: a spec asking for them is refused.
   std::optional<TilingViolation> check_backward_tiling(const Spec& spec, const Tiling& tiling) const final;
+  std::vector<KernelPlan> backward_plans(const Spec& spec) const final;
   Json plan_json(const Spec& spec, PlanPass pass) const final;
   void explain(std::ostream& out, const Spec& spec) const final;
 

@@ -1,7 +1,5 @@
 #include "targets/tpu/kernel_plan.h"
 
-#include <algorithm>
-#include <cstdio>
 #include <limits>
 #include <numbers>
 
@@ -15,80 +13,6 @@ namespace kgen {
 namespace {
 
 constexpr int64_t kSublanes = 8;
-
-std::string join(const std::vector<int64_t>& dims, const char* separator) {
-  std::string out;
-  for (int64_t d : dims) out += (out.empty() ? "" : separator) + std::to_string(d);
-  return out;
-}
-
-std::string vector_type(const std::vector<int64_t>& dims, const std::string& element) {
-  return "vector<" + join(dims, "x") + "x" + element + ">";
-}
-
-std::string memref_type(const std::vector<int64_t>& dims, const std::string& element,
-                        const std::string& space) {
-  return "memref<" + join(dims, "x") + "x" + element + ", #tpu.memory_space<" + space + ">>";
-}
-
-// Nine significant digits round-trip any float32; the exponent form is always an MLIR
-// float literal.
-std::string f32_literal(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.8e", static_cast<double>(static_cast<float>(value)));
-  return buffer;
-}
-
-struct Window {
-  std::string operand;
-  std::string kind;  // which index map: by_q_block, by_kv_block, q_ids, kv_ids, partial_mask, whole
-  std::vector<int64_t> bounds;
-  bool synchronous = false;
-};
-
-Json windows_context(const std::vector<Window>& windows) {
-  Json list = Json::array();
-  for (std::size_t k = 0; k < windows.size(); ++k) {
-    const Window& w = windows[k];
-    Json item = {{"operand", w.operand},
-                 {"index", static_cast<int64_t>(k)},
-                 {"window_bounds", join(w.bounds, ", ")},
-                 {"synchronous", w.synchronous},
-                 {"last", k + 1 == windows.size()},
-                 {"index_types", w.bounds.size() == 4 ? "i32, i32, i32, i32" : w.bounds.size() == 3 ? "i32, i32, i32" : "i32, i32"},
-                 {"reads_plan", w.kind == "by_kv_block" || w.kind == "kv_ids" || w.kind == "partial_mask"}};
-    for (const char* kind : {"by_q_block", "by_kv_block", "q_ids", "kv_ids", "partial_mask", "whole"})
-      item[kind] = w.kind == kind;
-    list.push_back(std::move(item));
-  }
-  return list;
-}
-
-// The operands file names element types as specs do; the plan's i32 tables are int32.
-const char* numpy_dtype(const std::string& element_type) {
-  const DTypeInfo* info = find_dtype_by_mlir_type(element_type);
-  return info ? info->spec_name : "int32";
-}
-
-Json operands_json(const Spec& spec, const SplashPlan& plan, const std::vector<TpuOperand>& operands) {
-  Json operands_object = {
-      {"kernel", kernel_symbol(spec.name, "tpu")},
-      {"grid", {spec.shape.batch, spec.shape.q_heads, plan.block_mask.q_blocks, plan.width()}},
-      {"dimension_semantics", {"parallel", "parallel", "arbitrary", "arbitrary"}},
-  };
-  for (const char* list : {"scalar_prefetch", "inputs", "outputs", "scratch"}) operands_object[list] = Json::array();
-  for (const TpuOperand& op : operands) {
-    Json entry = {{"name", op.name}, {"shape", op.shape}, {"dtype", numpy_dtype(op.element_type)}};
-    if (!op.block.empty()) entry["block"] = op.block;
-    if (op.memory_space != "vmem" && op.role != TpuOperand::Role::kScalarPrefetch) entry["memory_space"] = op.memory_space;
-    const char* list = op.role == TpuOperand::Role::kScalarPrefetch ? "scalar_prefetch"
-                       : op.role == TpuOperand::Role::kInput        ? "inputs"
-                       : op.role == TpuOperand::Role::kOutput       ? "outputs"
-                                                                    : "scratch";
-    operands_object[list].push_back(std::move(entry));
-  }
-  return operands_object;
-}
 
 // A kv block whose f32 scores and accumulator (block_q × (block_kv + head_dim_v)) take at
 // most this much shares one softmax update across its sub-tiles; a larger one updates per
@@ -155,6 +79,21 @@ Json subtile_stages(const Spec& spec, bool mask_ops) {
 
 }  // namespace
 
+TpuWindow forward_walk_window(const TpuOperand& op) {
+  const std::string kind = op.name == "k" || op.name == "v"   ? "by_kv_block"
+                           : op.name == "q_segment_ids"       ? "q_ids"
+                           : op.name == "kv_segment_ids"      ? "kv_ids"
+                           : op.name == "partial_mask_blocks" ? "partial_mask"
+                           : op.name == "sinks"               ? "whole"
+                                                              : "by_q_block";
+  return TpuWindow{op.name, kind, op.block, kind == "whole", kind == "by_kv_block" || kind == "kv_ids" || kind == "partial_mask"};
+}
+
+const std::vector<std::string>& forward_walk_window_kinds() {
+  static const std::vector<std::string> kinds = {"by_q_block", "by_kv_block", "q_ids", "kv_ids", "partial_mask", "whole"};
+  return kinds;
+}
+
 float tpu_mask_value() { return -0.7f * std::numeric_limits<float>::max(); }
 
 std::vector<TpuOperand> tpu_operands(const Spec& spec, const SplashPlan& plan) {
@@ -198,32 +137,7 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
   const std::vector<TpuOperand> operands = tpu_operands(spec, plan);
 
   // Kernel arguments: the grid indices, then every operand as its block-shaped memref.
-  Json args = Json::array();
-  for (const char* grid_index : {"b_index", "h_index", "q_block", "kv_step"})
-    args.push_back({{"name", grid_index}, {"type", "i32"}});
-  std::string prefetch_params;
-  std::vector<Window> windows;
-  for (const TpuOperand& op : operands) {
-    const bool whole = op.role == TpuOperand::Role::kScalarPrefetch || op.role == TpuOperand::Role::kScratch ||
-                       op.memory_space == "smem";
-    const std::string type = memref_type(whole ? op.shape : op.block, op.element_type, op.memory_space);
-    const std::string name = op.role == TpuOperand::Role::kInput || op.role == TpuOperand::Role::kOutput
-                                 ? (op.name == "partial_mask_blocks" ? "mask_ref" : op.name + "_ref")
-                                 : op.name;
-    args.push_back({{"name", name}, {"type", type}});
-    if (op.role == TpuOperand::Role::kScalarPrefetch)
-      prefetch_params += (prefetch_params.empty() ? "%" : ", %") + op.name + ": " + type;
-    if (op.role == TpuOperand::Role::kInput || op.role == TpuOperand::Role::kOutput) {
-      const std::string kind = op.name == "k" || op.name == "v"         ? "by_kv_block"
-                               : op.name == "q_segment_ids"             ? "q_ids"
-                               : op.name == "kv_segment_ids"            ? "kv_ids"
-                               : op.name == "partial_mask_blocks"       ? "partial_mask"
-                               : op.name == "sinks"                     ? "whole"
-                                                                        : "by_q_block";
-      windows.push_back({op.name, kind, op.block, kind == "whole"});
-    }
-  }
-  for (std::size_t k = 0; k < args.size(); ++k) args[k]["last"] = k + 1 == args.size();
+  const TpuSignature sig = tpu_signature({"b_index", "h_index", "q_block", "kv_step"}, operands, forward_walk_window);
 
   const bool predicate = plan.partial_mask == PartialTileMask::kPredicate;
   const bool static_mask = plan.partial_mask != PartialTileMask::kNone;
@@ -232,11 +146,11 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
   const std::string s_f32 = vector_type({bq, bkvc}, "f32");
   Json context = {
       {"symbol", kernel_symbol(spec.name, "tpu")},
-      {"kernel_args", args},
-      {"grid", join({s.batch, s.q_heads, plan.block_mask.q_blocks, plan.width()}, ", ")},
+      {"kernel_args", sig.kernel_args},
+      {"grid", join_dims({s.batch, s.q_heads, plan.block_mask.q_blocks, plan.width()}, ", ")},
       {"scalar_prefetch", plan.has_mask_next ? 3 : 2},
-      {"windows", windows_context(windows)},
-      {"prefetch_params", prefetch_params},
+      {"windows", windows_context(sig.windows, forward_walk_window_kinds())},
+      {"prefetch_params", sig.prefetch_params},
       {"mask_value", f32_literal(tpu_mask_value())},
       {"plan_per_head", plan.block_mask.rows != 1},
       {"plan_type", memref_type({plan.block_mask.rows, plan.block_mask.q_blocks, plan.width()}, "i32", "smem")},
@@ -320,8 +234,10 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"kv_ids_window", vector_type({1, 1, bkvc}, "i32")},
   };
 
-  return KernelPlan{"tpu", "mlir", "tpu/forward/kernel.mlir.tmpl", kernel_symbol(spec.name, "tpu"), true, std::move(context),
-                    operands_json(spec, plan, operands)};
+  const std::string symbol = kernel_symbol(spec.name, "tpu");
+  return KernelPlan{"tpu", "mlir", "tpu/forward/kernel.mlir.tmpl", symbol, true, std::move(context),
+                    tpu_operands_json(symbol, {s.batch, s.q_heads, plan.block_mask.q_blocks, plan.width()},
+                                      {"parallel", "parallel", "arbitrary", "arbitrary"}, operands)};
 }
 
 }  // namespace kgen

@@ -9,25 +9,20 @@
 #include "block_plan.h"
 #include "kernel_plans.h"
 #include "spec.h"
+#include "targets/tpu/mosaic_text.h"
 
 namespace kgen {
-
-// One operand of the generated Mosaic kernel, in kernel argument order.
-struct TpuOperand {
-  enum class Role { kScalarPrefetch, kInput, kOutput, kScratch };
-  std::string name;
-  Role role;
-  std::string element_type;      // MLIR spelling: bf16, f16, f32, i32
-  std::vector<int64_t> shape;    // the full array (for scratch: the buffer)
-  std::vector<int64_t> block;    // the window; empty for scalar prefetch and scratch
-  std::string memory_space;      // smem or vmem
-};
 
 // The tile schedule of the tpu target (Splash's MaskInfo) at the spec's tiling.
 SplashPlan tpu_splash_plan(const Spec& spec);
 
 // For a spec whose tiling passed the tpu target's check_tiling.
 KernelPlan plan_tpu_kernel(const Spec& spec);
+
+// The window of an operand of a kernel walking the forward's plan (the forward, dq): its
+// index map kind, one of by_q_block, by_kv_block, q_ids, kv_ids, partial_mask, whole.
+TpuWindow forward_walk_window(const TpuOperand& op);
+const std::vector<std::string>& forward_walk_window_kinds();
 
 // Every operand of the kernel for `spec`, given its block plan.
 std::vector<TpuOperand> tpu_operands(const Spec& spec, const SplashPlan& plan);

@@ -7,6 +7,7 @@
 #include "memory_budget.h"
 #include "targets/target.h"
 #include "targets/tiling_rules.h"
+#include "targets/tpu/backward_plan.h"
 #include "targets/tpu/generations.h"
 #include "targets/tpu/kernel_plan.h"
 
@@ -139,11 +140,10 @@ class Tpu final : public Target {
     if (const std::optional<BackwardTiles>& written = spec.tpu->backward)
       return Tiling{written->block_q, written->block_kv, written->block_kv_compute};
     Tiling tiles = tiling(spec);
-    const int64_t sublanes = tpu_sublane_rows(dtype_bytes(spec.dtype));
     while (check_backward_tiling(spec, tiles)) {
       if (tiles.block_kv_compute % (2 * kTpuLanes) == 0)
         tiles.block_kv_compute /= 2;
-      else if (tiles.block_q % (2 * sublanes) == 0)
+      else if (tiles.block_q % (2 * kTpuLanes) == 0)
         tiles.block_q /= 2;
       else
         break;
@@ -152,6 +152,11 @@ class Tpu final : public Target {
   }
 
   std::optional<TilingViolation> check_backward_tiling(const Spec& spec, const Tiling& tiling) const override {
+    // The dkv kernel's tiles are transposed (kv on sublanes, q on lanes), so block_q is a lane
+    // dimension there.
+    TilingRules lanes(kBackwardPath);
+    lanes.multiple("block_q", tiling.block_q, kTpuLanes, "the lane width: the dkv kernel puts q on lanes");
+    if (lanes.violation()) return lanes.violation();
     const TpuTarget tpu = tpu_at(spec, tiling);
     return check_tpu_tiling(spec, tiling, kBackwardPath,
                             {{"the dkv kernel", tpu_dkv_vmem_budget(spec, tpu), SplashPass::kDkv},
@@ -160,9 +165,18 @@ class Tpu final : public Target {
 
   KernelPlan plan(const Spec& spec) const override { return plan_tpu_kernel(spec); }
 
-  // The module and the operands file that fixes its calling contract.
+  std::vector<KernelPlan> backward_plans(const Spec& spec) const override {
+    return plan_tpu_backward_kernels(spec, backward_tiling(spec));
+  }
+
+  // Each module and the operands file that fixes its calling contract: the forward's, and
+  // with "backward": true the dq and dkv kernels'.
   std::optional<ReceiptRule> receipt_rule() const override {
-    return ReceiptRule{{".tpu.mlir", ".tpu.operands.json"}, {"cpu_execution", "mosaic_dialect", "libtpu_compile"}, {}, ""};
+    return ReceiptRule{{".tpu.mlir", ".tpu.operands.json"},
+                       {"cpu_execution", "mosaic_dialect", "libtpu_compile"},
+                       {},
+                       "",
+                       {".tpu.dq.mlir", ".tpu.dq.operands.json", ".tpu.dkv.mlir", ".tpu.dkv.operands.json"}};
   }
 
   // Forward and dq walk Splash's forward MaskInfo, dkv its dkv MaskInfo (docs/spec-format.md §4,

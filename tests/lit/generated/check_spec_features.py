@@ -25,7 +25,9 @@ def prefixes(spec, target, block_plan):
     lang = {"sm90a": "SM90A", "tpu": "TPU"}[target]
     chosen = [f"{lang}-{'' if spec.get(key) else 'NO-'}{name}" for key, name in
               (("softcap", "SOFTCAP"), ("segment_ids", "SEGMENTS"), ("sinks", "SINKS"))]
-    chosen.append(f"{lang}-{'' if spec.get('outputs', {}).get('lse') else 'NO-'}LSE")
+    # With "backward": true the forward writes lse whatever outputs says (spec-format.md §7).
+    lse = spec.get("outputs", {}).get("lse", spec.get("backward", False))
+    chosen.append(f"{lang}-{'' if lse else 'NO-'}LSE")
     # How partial tiles are masked: decided once by kgen's plan, reported by every target.
     bitmask = "BITMASK" if target == "sm90a" else "TABLE"
     chosen.append(f"{lang}-" + {"none": "NO-PARTIAL", "predicate": "PREDICATE",
