@@ -97,7 +97,8 @@ std::vector<GeneratedFile> render_spec_outputs(const Spec& spec, TemplateEngine&
                       {"mask_files", spec.mask_files},
                       {"regenerate", regenerate_command(spec)},
                       {"files", manifest_files}};
-  if (spec.backward) manifest["backward_not_generated"] = targets_without_backward(spec);
+  if (const std::vector<std::string> missing = targets_without_backward(spec); !missing.empty())
+    manifest["backward_not_generated"] = missing;
   files.push_back({spec.name + "/MANIFEST.json", review_json(manifest) + "\n"});
   return files;
 }

@@ -6,7 +6,9 @@
 //   kgen-verify SPEC --target sm90a --compile-only [--generated DIR] [--report FILE] [--root DIR]
 //   kgen-verify SPEC --target sm90a [--seed N] [--receipt FILE] [--root DIR]
 //
-// The tpu kernel runs on the CPU; with --mutants, so does every mutant of it
+// The tpu kernel runs on the CPU (for a spec with "backward": true, then its dq and dkv
+// kernels on the forward's out and lse: verify/tpu_backward_verifier.h); with --mutants, so
+// does every mutant of the forward kernel
 // (verify/mutation_score.h), and the exit status says whether enough were rejected. With
 // --compile-only the sm90a kernel is compiled for sm_90a and its SASS inspected (verify/cuda/compile_check.py): no GPU is needed, none is used.
 // Without it, the kernel's GPU harness (built by `make cuda` from generated/ and

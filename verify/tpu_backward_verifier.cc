@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <stdexcept>
 
 #include "compare.h"
 #include "dense_backward.h"
@@ -116,7 +117,9 @@ struct Windows {
     return views;
   }
   const HostArray& operator[](const std::string& name) const {
-    return arrays[static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin())];
+    const auto found = std::find(names.begin(), names.end(), name);
+    if (found == names.end()) throw std::runtime_error("the kernel has no operand '" + name + "'");
+    return arrays[static_cast<std::size_t>(found - names.begin())];
   }
 };
 

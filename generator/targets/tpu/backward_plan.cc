@@ -34,15 +34,7 @@ std::vector<TpuOperand> dq_operands(const Spec& spec, const Tiling& tiles, const
   const Shape& s = spec.shape;
   const std::string t = dtype_info(spec.dtype).mlir_type;
   const int64_t bq = tiles.block_q, bkv = tiles.block_kv;
-  const std::vector<int64_t> plan_shape = {plan.block_mask.rows, plan.block_mask.q_blocks, plan.block_mask.cols};
-  std::vector<TpuOperand> operands = {
-      {"data_next", Role::kScalarPrefetch, "i32", plan_shape, {}, "smem"},
-      {"block_mask", Role::kScalarPrefetch, "i32", plan_shape, {}, "smem"},
-  };
-  if (plan.has_mask_next) operands.push_back({"mask_next", Role::kScalarPrefetch, "i32", plan_shape, {}, "smem"});
-  operands.push_back({"q", Role::kInput, t, {s.batch, s.q_heads, s.q_len, s.head_dim}, {1, 1, bq, s.head_dim}, "vmem"});
-  operands.push_back({"k", Role::kInput, t, {s.batch, s.kv_heads, s.kv_len, s.head_dim}, {1, 1, bkv, s.head_dim}, "vmem"});
-  operands.push_back({"v", Role::kInput, t, {s.batch, s.kv_heads, s.kv_len, s.head_dim_v}, {1, 1, bkv, s.head_dim_v}, "vmem"});
+  std::vector<TpuOperand> operands = tpu_plan_and_qkv(spec, bq, bkv, plan);
   if (spec.segment_ids) {  // the forward's layouts: q ids lane-replicated, kv ids a row
     operands.push_back({"q_segment_ids", Role::kInput, "i32", {s.batch, s.q_len, kTpuLanes}, {1, bq, kTpuLanes}, "vmem"});
     operands.push_back({"kv_segment_ids", Role::kInput, "i32", {s.batch, kSublanes, s.kv_len}, {1, kSublanes, bkv}, "vmem"});
@@ -68,15 +60,7 @@ std::vector<TpuOperand> dkv_operands(const Spec& spec, const Tiling& tiles, cons
   const Shape& s = spec.shape;
   const std::string t = dtype_info(spec.dtype).mlir_type;
   const int64_t bq = tiles.block_q, bkv = tiles.block_kv;
-  const std::vector<int64_t> plan_shape = {plan.block_mask.rows, plan.block_mask.q_blocks, plan.block_mask.cols};
-  std::vector<TpuOperand> operands = {
-      {"data_next", Role::kScalarPrefetch, "i32", plan_shape, {}, "smem"},
-      {"block_mask", Role::kScalarPrefetch, "i32", plan_shape, {}, "smem"},
-  };
-  if (plan.has_mask_next) operands.push_back({"mask_next", Role::kScalarPrefetch, "i32", plan_shape, {}, "smem"});
-  operands.push_back({"q", Role::kInput, t, {s.batch, s.q_heads, s.q_len, s.head_dim}, {1, 1, bq, s.head_dim}, "vmem"});
-  operands.push_back({"k", Role::kInput, t, {s.batch, s.kv_heads, s.kv_len, s.head_dim}, {1, 1, bkv, s.head_dim}, "vmem"});
-  operands.push_back({"v", Role::kInput, t, {s.batch, s.kv_heads, s.kv_len, s.head_dim_v}, {1, 1, bkv, s.head_dim_v}, "vmem"});
+  std::vector<TpuOperand> operands = tpu_plan_and_qkv(spec, bq, bkv, plan);
   if (spec.segment_ids) {  // transposed tiles: q ids a row over the lanes, kv ids lane-replicated
     operands.push_back({"q_segment_ids", Role::kInput, "i32", {s.batch, kSublanes, s.q_len}, {1, kSublanes, bq}, "vmem"});
     operands.push_back({"kv_segment_ids", Role::kInput, "i32", {s.batch, s.kv_len, kTpuLanes}, {1, bkv, kTpuLanes}, "vmem"});
@@ -127,7 +111,7 @@ Json common_context(const Spec& spec, const Tiling& tiles, const TpuBackwardKern
   const int64_t bq = tiles.block_q, bkv = tiles.block_kv, bkvc = tiles.block_kv_compute;
   const bool predicate = plan.partial_mask == PartialTileMask::kPredicate;
   const bool static_mask = plan.partial_mask != PartialTileMask::kNone;
-  return Json{
+  Json context{
       {"symbol", symbol},
       {"kernel_args", sig.kernel_args},
       {"grid", join_dims(kernel.grid, ", ")},
@@ -157,22 +141,10 @@ Json common_context(const Spec& spec, const Tiling& tiles, const TpuBackwardKern
       {"lanes_i1", vector_type({bq, kTpuLanes}, "i1")},
       {"row_f32", vector_type({bq}, "f32")},
       {"col_f32", vector_type({bq, 1}, "f32")},
-      {"q_memref", memref_type({1, 1, bq, s.head_dim}, t, "vmem")},
-      {"q_window", vector_type({1, 1, bq, s.head_dim}, t)},
-      {"q_tile", vector_type({bq, s.head_dim}, t)},
-      {"k_memref", memref_type({1, 1, bkv, s.head_dim}, t, "vmem")},
-      {"k_window", vector_type({1, 1, bkvc, s.head_dim}, t)},
-      {"k_tile", vector_type({bkvc, s.head_dim}, t)},
-      {"v_memref", memref_type({1, 1, bkv, s.head_dim_v}, t, "vmem")},
-      {"v_window", vector_type({1, 1, bkvc, s.head_dim_v}, t)},
-      {"v_tile", vector_type({bkvc, s.head_dim_v}, t)},
-      {"out_memref", memref_type({1, 1, bq, s.head_dim_v}, t, "vmem")},
-      {"out_window", vector_type({1, 1, bq, s.head_dim_v}, t)},
-      {"out_tile", vector_type({bq, s.head_dim_v}, t)},
       {"out_f32", vector_type({bq, s.head_dim_v}, "f32")},
-      {"lse_memref", memref_type({1, 1, bq, kTpuLanes}, "f32", "vmem")},
-      {"lse_window", vector_type({1, 1, bq, kTpuLanes}, "f32")},
   };
+  context.update(tpu_tile_types(spec, bq, bkv, bkvc));
+  return context;
 }
 
 KernelPlan dq_plan(const Spec& spec, const Tiling& tiles) {
@@ -293,7 +265,7 @@ KernelPlan dkv_plan(const Spec& spec, const Tiling& tiles) {
 
 TpuBackwardKernel tpu_backward_kernel(const Spec& spec, const Tiling& tiles, PlanPass pass) {
   const Shape& s = spec.shape;
-  TpuBackwardKernel kernel{pass, backward_splash_plan(spec, tiles, pass), {}, {}};
+  TpuBackwardKernel kernel{backward_splash_plan(spec, tiles, pass), {}, {}};
   if (pass == PlanPass::kDq) {
     kernel.grid = {s.batch, s.q_heads, kernel.plan.block_mask.q_blocks, kernel.plan.width()};
     kernel.operands = dq_operands(spec, tiles, kernel.plan);

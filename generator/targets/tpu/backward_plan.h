@@ -17,13 +17,13 @@ namespace kgen {
 // One backward kernel as its caller and the verifier see it: the plan it prefetches, its
 // grid and its operands in argument order.
 struct TpuBackwardKernel {
-  PlanPass pass;  // kDq or kDkv
   SplashPlan plan;
   std::vector<int64_t> grid;  // dq [batch, heads, q blocks, kv steps]; dkv [batch, kv blocks, heads, q steps]
   std::vector<TpuOperand> operands;
 };
 
-// For a spec with "backward": true whose backward `tiles` passed check_backward_tiling.
+// For a spec with "backward": true whose backward `tiles` passed check_backward_tiling;
+// `pass` is kDq or kDkv.
 TpuBackwardKernel tpu_backward_kernel(const Spec& spec, const Tiling& tiles, PlanPass pass);
 
 // The dq and the dkv kernel, in that order.

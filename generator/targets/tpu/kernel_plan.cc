@@ -96,20 +96,49 @@ const std::vector<std::string>& forward_walk_window_kinds() {
 
 float tpu_mask_value() { return -0.7f * std::numeric_limits<float>::max(); }
 
-std::vector<TpuOperand> tpu_operands(const Spec& spec, const SplashPlan& plan) {
+std::vector<TpuOperand> tpu_plan_and_qkv(const Spec& spec, int64_t block_q, int64_t block_kv, const SplashPlan& plan) {
   using Role = TpuOperand::Role;
   const Shape& s = spec.shape;
-  const TpuTarget& tpu = *spec.tpu;
   const std::string t = std::string(dtype_info(spec.dtype).mlir_type);
-  const std::vector<int64_t> plan_shape = {plan.block_mask.rows, plan.block_mask.q_blocks, plan.width()};
+  const std::vector<int64_t> plan_shape = {plan.block_mask.rows, plan.block_mask.q_blocks, plan.block_mask.cols};
   std::vector<TpuOperand> operands = {
       {"data_next", Role::kScalarPrefetch, "i32", plan_shape, {}, "smem"},
       {"block_mask", Role::kScalarPrefetch, "i32", plan_shape, {}, "smem"},
   };
   if (plan.has_mask_next) operands.push_back({"mask_next", Role::kScalarPrefetch, "i32", plan_shape, {}, "smem"});
-  operands.push_back({"q", Role::kInput, t, {s.batch, s.q_heads, s.q_len, s.head_dim}, {1, 1, tpu.block_q, s.head_dim}, "vmem"});
-  operands.push_back({"k", Role::kInput, t, {s.batch, s.kv_heads, s.kv_len, s.head_dim}, {1, 1, tpu.block_kv, s.head_dim}, "vmem"});
-  operands.push_back({"v", Role::kInput, t, {s.batch, s.kv_heads, s.kv_len, s.head_dim_v}, {1, 1, tpu.block_kv, s.head_dim_v}, "vmem"});
+  operands.push_back({"q", Role::kInput, t, {s.batch, s.q_heads, s.q_len, s.head_dim}, {1, 1, block_q, s.head_dim}, "vmem"});
+  operands.push_back({"k", Role::kInput, t, {s.batch, s.kv_heads, s.kv_len, s.head_dim}, {1, 1, block_kv, s.head_dim}, "vmem"});
+  operands.push_back({"v", Role::kInput, t, {s.batch, s.kv_heads, s.kv_len, s.head_dim_v}, {1, 1, block_kv, s.head_dim_v}, "vmem"});
+  return operands;
+}
+
+Json tpu_tile_types(const Spec& spec, int64_t bq, int64_t bkv, int64_t bkvc) {
+  const Shape& s = spec.shape;
+  const std::string t = std::string(dtype_info(spec.dtype).mlir_type);
+  return Json{
+      {"q_memref", memref_type({1, 1, bq, s.head_dim}, t, "vmem")},
+      {"q_window", vector_type({1, 1, bq, s.head_dim}, t)},
+      {"q_tile", vector_type({bq, s.head_dim}, t)},
+      {"k_memref", memref_type({1, 1, bkv, s.head_dim}, t, "vmem")},
+      {"k_window", vector_type({1, 1, bkvc, s.head_dim}, t)},
+      {"k_tile", vector_type({bkvc, s.head_dim}, t)},
+      {"v_memref", memref_type({1, 1, bkv, s.head_dim_v}, t, "vmem")},
+      {"v_window", vector_type({1, 1, bkvc, s.head_dim_v}, t)},
+      {"v_tile", vector_type({bkvc, s.head_dim_v}, t)},
+      {"out_memref", memref_type({1, 1, bq, s.head_dim_v}, t, "vmem")},
+      {"out_window", vector_type({1, 1, bq, s.head_dim_v}, t)},
+      {"out_tile", vector_type({bq, s.head_dim_v}, t)},
+      {"lse_memref", memref_type({1, 1, bq, kTpuLanes}, "f32", "vmem")},
+      {"lse_window", vector_type({1, 1, bq, kTpuLanes}, "f32")},
+  };
+}
+
+std::vector<TpuOperand> tpu_operands(const Spec& spec, const SplashPlan& plan) {
+  using Role = TpuOperand::Role;
+  const Shape& s = spec.shape;
+  const TpuTarget& tpu = *spec.tpu;
+  const std::string t = std::string(dtype_info(spec.dtype).mlir_type);
+  std::vector<TpuOperand> operands = tpu_plan_and_qkv(spec, tpu.block_q, tpu.block_kv, plan);
   if (spec.segment_ids) {
     // Lane- and sublane-replicated like Splash's, so no in-kernel relayout is needed.
     operands.push_back({"q_segment_ids", Role::kInput, "i32", {s.batch, s.q_len, kTpuLanes}, {1, tpu.block_q, kTpuLanes}, "vmem"});
@@ -211,20 +240,6 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"lanes_memref", memref_type({bq, kTpuLanes}, "f32", "vmem")},
       {"acc_f32", vector_type({bq, s.head_dim_v}, "f32")},
       {"acc_memref", memref_type({bq, s.head_dim_v}, "f32", "vmem")},
-      {"q_memref", memref_type({1, 1, bq, s.head_dim}, t, "vmem")},
-      {"q_window", vector_type({1, 1, bq, s.head_dim}, t)},
-      {"q_tile", vector_type({bq, s.head_dim}, t)},
-      {"k_memref", memref_type({1, 1, bkv, s.head_dim}, t, "vmem")},
-      {"k_window", vector_type({1, 1, bkvc, s.head_dim}, t)},
-      {"k_tile", vector_type({bkvc, s.head_dim}, t)},
-      {"v_memref", memref_type({1, 1, bkv, s.head_dim_v}, t, "vmem")},
-      {"v_window", vector_type({1, 1, bkvc, s.head_dim_v}, t)},
-      {"v_tile", vector_type({bkvc, s.head_dim_v}, t)},
-      {"out_memref", memref_type({1, 1, bq, s.head_dim_v}, t, "vmem")},
-      {"out_window", vector_type({1, 1, bq, s.head_dim_v}, t)},
-      {"out_tile", vector_type({bq, s.head_dim_v}, t)},
-      {"lse_memref", memref_type({1, 1, bq, kTpuLanes}, "f32", "vmem")},
-      {"lse_window", vector_type({1, 1, bq, kTpuLanes}, "f32")},
       {"mask_memref", memref_type({1, bq, bkv}, "i32", "vmem")},
       {"mask_window", vector_type({1, bq, bkvc}, "i32")},
       {"q_ids_memref", memref_type({1, bq, kTpuLanes}, "i32", "vmem")},
@@ -234,6 +249,7 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"kv_ids_window", vector_type({1, 1, bkvc}, "i32")},
   };
 
+  context.update(tpu_tile_types(spec, bq, bkv, bkvc));
   const std::string symbol = kernel_symbol(spec.name, "tpu");
   return KernelPlan{"tpu", "mlir", "tpu/forward/kernel.mlir.tmpl", symbol, true, std::move(context),
                     tpu_operands_json(symbol, {s.batch, s.q_heads, plan.block_mask.q_blocks, plan.width()},

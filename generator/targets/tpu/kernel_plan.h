@@ -24,6 +24,14 @@ KernelPlan plan_tpu_kernel(const Spec& spec);
 TpuWindow forward_walk_window(const TpuOperand& op);
 const std::vector<std::string>& forward_walk_window_kinds();
 
+// What every tpu kernel takes first: the plan's scalar-prefetch tables (data_next, block_mask,
+// mask_next when the plan has one), then q, k and v windowed at block_q and block_kv.
+std::vector<TpuOperand> tpu_plan_and_qkv(const Spec& spec, int64_t block_q, int64_t block_kv, const SplashPlan& plan);
+
+// The MLIR types of the q, k, v, out and lse windows and tiles (k and v loaded per
+// block_kv_compute sub-tile), keyed as the templates name them: q_memref, q_window, q_tile, ...
+Json tpu_tile_types(const Spec& spec, int64_t block_q, int64_t block_kv, int64_t block_kv_compute);
+
 // Every operand of the kernel for `spec`, given its block plan.
 std::vector<TpuOperand> tpu_operands(const Spec& spec, const SplashPlan& plan);
 
