@@ -185,14 +185,8 @@ KernelPlan dq_plan(const Spec& spec, const Tiling& tiles) {
       {"lanes_memref", memref_type({bq, kTpuLanes}, "f32", "vmem")},
       {"dq_f32", vector_type({bq, s.head_dim}, "f32")},
       {"dq_memref", memref_type({bq, s.head_dim}, "f32", "vmem")},
-      {"mask_memref", memref_type({1, bq, bkv}, "i32", "vmem")},
-      {"mask_window", vector_type({1, bq, bkvc}, "i32")},
-      {"q_ids_memref", memref_type({1, bq, kTpuLanes}, "i32", "vmem")},
-      {"q_ids_window", vector_type({1, bq, kTpuLanes}, "i32")},
-      {"q_ids_tile", vector_type({bq, kTpuLanes}, "i32")},
-      {"kv_ids_memref", memref_type({1, kSublanes, bkv}, "i32", "vmem")},
-      {"kv_ids_window", vector_type({1, 1, bkvc}, "i32")},
   });
+  context.update(forward_walk_mask_types(bq, bkv, bkvc));
   return KernelPlan{"tpu", "mlir", "tpu/backward/dq.mlir.tmpl", symbol, true, std::move(context),
                     tpu_operands_json(symbol, kernel.grid, {"parallel", "parallel", "arbitrary", "arbitrary"}, kernel.operands),
                     nullptr, {}, "dq"};

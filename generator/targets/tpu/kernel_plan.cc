@@ -133,6 +133,18 @@ Json tpu_tile_types(const Spec& spec, int64_t bq, int64_t bkv, int64_t bkvc) {
   };
 }
 
+Json forward_walk_mask_types(int64_t bq, int64_t bkv, int64_t bkvc) {
+  return Json{
+      {"mask_memref", memref_type({1, bq, bkv}, "i32", "vmem")},
+      {"mask_window", vector_type({1, bq, bkvc}, "i32")},
+      {"q_ids_memref", memref_type({1, bq, kTpuLanes}, "i32", "vmem")},
+      {"q_ids_window", vector_type({1, bq, kTpuLanes}, "i32")},
+      {"q_ids_tile", vector_type({bq, kTpuLanes}, "i32")},
+      {"kv_ids_memref", memref_type({1, kSublanes, bkv}, "i32", "vmem")},
+      {"kv_ids_window", vector_type({1, 1, bkvc}, "i32")},
+  };
+}
+
 std::vector<TpuOperand> tpu_operands(const Spec& spec, const SplashPlan& plan) {
   using Role = TpuOperand::Role;
   const Shape& s = spec.shape;
@@ -240,16 +252,10 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"lanes_memref", memref_type({bq, kTpuLanes}, "f32", "vmem")},
       {"acc_f32", vector_type({bq, s.head_dim_v}, "f32")},
       {"acc_memref", memref_type({bq, s.head_dim_v}, "f32", "vmem")},
-      {"mask_memref", memref_type({1, bq, bkv}, "i32", "vmem")},
-      {"mask_window", vector_type({1, bq, bkvc}, "i32")},
-      {"q_ids_memref", memref_type({1, bq, kTpuLanes}, "i32", "vmem")},
-      {"q_ids_window", vector_type({1, bq, kTpuLanes}, "i32")},
-      {"q_ids_tile", vector_type({bq, kTpuLanes}, "i32")},
-      {"kv_ids_memref", memref_type({1, kSublanes, bkv}, "i32", "vmem")},
-      {"kv_ids_window", vector_type({1, 1, bkvc}, "i32")},
   };
 
   context.update(tpu_tile_types(spec, bq, bkv, bkvc));
+  context.update(forward_walk_mask_types(bq, bkv, bkvc));
   const std::string symbol = kernel_symbol(spec.name, "tpu");
   return KernelPlan{"tpu", "mlir", "tpu/forward/kernel.mlir.tmpl", symbol, true, std::move(context),
                     tpu_operands_json(symbol, {s.batch, s.q_heads, plan.block_mask.q_blocks, plan.width()},

@@ -32,6 +32,10 @@ std::vector<TpuOperand> tpu_plan_and_qkv(const Spec& spec, int64_t block_q, int6
 // block_kv_compute sub-tile), keyed as the templates name them: q_memref, q_window, q_tile, ...
 Json tpu_tile_types(const Spec& spec, int64_t block_q, int64_t block_kv, int64_t block_kv_compute);
 
+// The types tpu/forward/scores.mlir.tmpl reads besides tpu_tile_types' (the forward and dq
+// kernels' score tiles): the partial mask block and segment-id windows.
+Json forward_walk_mask_types(int64_t block_q, int64_t block_kv, int64_t block_kv_compute);
+
 // Every operand of the kernel for `spec`, given its block plan.
 std::vector<TpuOperand> tpu_operands(const Spec& spec, const SplashPlan& plan);
 
