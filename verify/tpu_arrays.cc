@@ -1,5 +1,6 @@
 #include "tpu_arrays.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -85,6 +86,16 @@ HostArray input_array(const TpuOperand& op, const Spec& spec, const AttentionInp
     throw std::runtime_error("the verifier has no data for kernel input '" + op.name + "'");
   }
   return array;
+}
+
+SpreadRows spread_rows(int64_t length, int64_t block, int64_t spread) {
+  SpreadRows spread_out;
+  for (int64_t first = 0; first < length; first += block)
+    for (int64_t offset : {int64_t{0}, int64_t{1}, block / 2, block - 2, block - 1})
+      spread_out.rows.insert(first + std::clamp<int64_t>(offset, 0, block - 1));
+  spread_out.stride = std::max<int64_t>(1, length / spread) | 1;
+  for (int64_t i = 0; i < length; i += spread_out.stride) spread_out.rows.insert(i);
+  return spread_out;
 }
 
 std::vector<std::vector<int32_t>> prefetch_tables(const SplashPlan& plan) {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <set>
 #include <vector>
 
 #include "block_plan.h"
@@ -27,6 +29,15 @@ mosaic::HostArray poisoned(const TpuOperand& op);
 // (lane-replicated [B, L, 128] or a row [B, 8, L]), sinks [8, H], and the plan's partial
 // mask blocks. Throws std::runtime_error for any other operand.
 mosaic::HostArray input_array(const TpuOperand& op, const Spec& spec, const AttentionInputs& in, const SplashPlan& plan);
+
+// The rows a sampled verification compares along a sequence of `length` cut in blocks of
+// `block`: both edges and the middle of every block, where masks change, and about `spread`
+// rows evenly in between (every `stride`th, an odd stride, so in-block offsets vary).
+struct SpreadRows {
+  std::set<int64_t> rows;
+  int64_t stride = 1;
+};
+SpreadRows spread_rows(int64_t length, int64_t block, int64_t spread);
 
 // Each scalar-prefetch table of `plan` as int32: data_next, block_mask, then mask_next if any.
 std::vector<std::vector<int32_t>> prefetch_tables(const SplashPlan& plan);

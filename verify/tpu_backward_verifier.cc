@@ -37,17 +37,6 @@ struct Sample {
   bool pair(const Spec& spec, int64_t b, int64_t h) const { return groups.count({b, h / spec.shape.group()}) > 0; }
 };
 
-// Both edges and the middle of every block, where masks change, and rows spread evenly in
-// between (a stride coprime to the block size, so in-block offsets vary).
-std::set<int64_t> spread_rows(int64_t length, int64_t block) {
-  std::set<int64_t> rows;
-  for (int64_t first = 0; first < length; first += block)
-    for (int64_t offset : {int64_t{0}, int64_t{1}, block / 2, block - 2, block - 1}) rows.insert(first + offset);
-  const int64_t stride = std::max<int64_t>(1, length / kSpreadRows) | 1;
-  for (int64_t i = 0; i < length; i += stride) rows.insert(i);
-  return rows;
-}
-
 Sample choose_sample(const Spec& spec, const Tiling& tiles, const TpuVerifyOptions& options) {
   const Shape& s = spec.shape;
   Sample sample;
@@ -67,8 +56,8 @@ Sample choose_sample(const Spec& spec, const Tiling& tiles, const TpuVerifyOptio
                        " (batch, kv head) groups [" + groups + "] with all " + std::to_string(s.group()) +
                        " q heads each, every grid step of both kernels";
   if (large) {
-    sample.q_rows = spread_rows(s.q_len, tiles.block_q);
-    sample.kv_rows = spread_rows(s.kv_len, tiles.block_kv);
+    sample.q_rows = spread_rows(s.q_len, tiles.block_q, kSpreadRows).rows;
+    sample.kv_rows = spread_rows(s.kv_len, tiles.block_kv, kSpreadRows).rows;
     sample.description += "; reference rows: " + std::to_string(sample.q_rows.size()) + " of " + std::to_string(s.q_len) +
                          " dq rows, " + std::to_string(sample.kv_rows.size()) + " of " + std::to_string(s.kv_len) +
                          " dk/dv rows (edges and middle of each block, and a stride between)";

@@ -1,15 +1,9 @@
 #include "tpu_verifier.h"
 
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <cstring>
-#include <limits>
 #include <set>
 
 #include "block_plan.h"
 #include "dense_reference.h"
-#include "dtype_rounding.h"
 #include "grid_driver.h"
 #include "targets/tpu/kernel_plan.h"
 #include "mosaic_kernel.h"
@@ -54,16 +48,11 @@ Sample choose_sample(const Spec& spec, const TpuVerifyOptions& options) {
 
   const int64_t dense_cost = s.q_len * s.kv_len * (s.head_dim + s.head_dim_v);
   if (dense_cost > options.dense_row_budget) {
-    // Both edges and the middle of every q block, where masks change, and rows spread
-    // evenly in between (a stride coprime to the block size, so in-block offsets vary).
-    const int64_t bq = spec.tpu->block_q;
-    for (int64_t first = 0; first < s.q_len; first += bq)
-      for (int64_t offset : {int64_t{0}, int64_t{1}, bq / 2, bq - 2, bq - 1}) sample.rows.insert(first + std::min(offset, bq - 1));
-    const int64_t stride = std::max<int64_t>(1, s.q_len / kSpreadRows) | 1;
-    for (int64_t i = 0; i < s.q_len; i += stride) sample.rows.insert(i);
+    const SpreadRows spread = spread_rows(s.q_len, spec.tpu->block_q, kSpreadRows);
+    sample.rows = spread.rows;
     sample.description += "; reference rows: " + std::to_string(sample.rows.size()) + " of " +
                           std::to_string(s.q_len) + " (edges and middle of each q block, and every " +
-                          std::to_string(stride) + "th row)";
+                          std::to_string(spread.stride) + "th row)";
   } else {
     sample.description += "; reference rows: all";
   }

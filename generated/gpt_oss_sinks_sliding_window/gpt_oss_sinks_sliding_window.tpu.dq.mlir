@@ -3,6 +3,7 @@
 // Template: templates/tpu/backward/dq.mlir.tmpl
 // Template: templates/tpu/forward/mask_row.mlir.tmpl
 // Template: templates/tpu/backward/delta_lanes.mlir.tmpl
+// Template: templates/tpu/backward/neg_lse_lanes.mlir.tmpl
 // Template: templates/tpu/backward/dq_subtile.mlir.tmpl
 // Template: templates/tpu/forward/scores.mlir.tmpl
 
@@ -96,8 +97,9 @@ module {
       %c_block_kv_i32 = arith.constant 256 : i32
       %q_first = arith.muli %q_block, %c_block_q_i32 : i32
       %kv_block_first = arith.muli %kv_block, %c_block_kv_i32 : i32
-      // p = exp(s - lse) in base 2: exp2(logit + neg_lse) with neg_lse = -lse · log2 e, or
-      // -inf on a row whose lse is -inf (it kept nothing: its p is 0, not exp2 of +inf).
+      // -lse · log2 e, lane-replicated (block_q, 128) as the forward writes lse, so that
+      // p = exp2(logit + neg_lse). A row whose lse is -inf kept nothing: -inf there makes its p 0,
+      // not exp2(+inf).
       %lse4 = vector.load %lse_ref[%c0, %c0, %c0, %c0] : memref<1x1x256x128xf32, #tpu.memory_space<vmem>>, vector<1x1x256x128xf32>
       %lse = vector.shape_cast %lse4 : vector<1x1x256x128xf32> to vector<256x128xf32>
       %minus_inf = arith.constant dense<0xFF800000> : vector<256x128xf32>
@@ -200,14 +202,17 @@ module {
       %sink_log2e = arith.constant 1.44269502e+00 : f32
       %sink_log2 = arith.mulf %sink, %sink_log2e : f32
       %sink_lanes = vector.broadcast %sink_log2 : f32 to vector<256x128xf32>
-      %lse_last4 = vector.load %lse_ref[%c0, %c0, %c0, %c0] : memref<1x1x256x128xf32, #tpu.memory_space<vmem>>, vector<1x1x256x128xf32>
-      %lse_last = vector.shape_cast %lse_last4 : vector<1x1x256x128xf32> to vector<256x128xf32>
-      %minus_inf_last = arith.constant dense<0xFF800000> : vector<256x128xf32>
-      %minus_log2e_last = arith.constant dense<-1.44269502e+00> : vector<256x128xf32>
-      %lse_last_empty = arith.cmpf oeq, %lse_last, %minus_inf_last : vector<256x128xf32>
-      %neg_lse_last_kept = arith.mulf %lse_last, %minus_log2e_last : vector<256x128xf32>
-      %neg_lse_last = arith.select %lse_last_empty, %minus_inf_last, %neg_lse_last_kept : vector<256x128xi1>, vector<256x128xf32>
-      %sink_shift = arith.addf %sink_lanes, %neg_lse_last : vector<256x128xf32>
+      // -lse · log2 e, lane-replicated (block_q, 128) as the forward writes lse, so that
+      // p = exp2(logit + neg_lse). A row whose lse is -inf kept nothing: -inf there makes its p 0,
+      // not exp2(+inf).
+      %lse4 = vector.load %lse_ref[%c0, %c0, %c0, %c0] : memref<1x1x256x128xf32, #tpu.memory_space<vmem>>, vector<1x1x256x128xf32>
+      %lse = vector.shape_cast %lse4 : vector<1x1x256x128xf32> to vector<256x128xf32>
+      %minus_inf = arith.constant dense<0xFF800000> : vector<256x128xf32>
+      %minus_log2e = arith.constant dense<-1.44269502e+00> : vector<256x128xf32>
+      %lse_empty = arith.cmpf oeq, %lse, %minus_inf : vector<256x128xf32>
+      %neg_lse_kept = arith.mulf %lse, %minus_log2e : vector<256x128xf32>
+      %neg_lse = arith.select %lse_empty, %minus_inf, %neg_lse_kept : vector<256x128xi1>, vector<256x128xf32>
+      %sink_shift = arith.addf %sink_lanes, %neg_lse : vector<256x128xf32>
       %p_sink = math.exp2 %sink_shift : vector<256x128xf32>
       %delta_last = vector.load %delta_scratch[%c0, %c0] : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>
       %sink_term = arith.mulf %p_sink, %delta_last : vector<256x128xf32>

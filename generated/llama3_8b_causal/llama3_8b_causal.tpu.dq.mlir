@@ -3,6 +3,7 @@
 // Template: templates/tpu/backward/dq.mlir.tmpl
 // Template: templates/tpu/forward/mask_row.mlir.tmpl
 // Template: templates/tpu/backward/delta_lanes.mlir.tmpl
+// Template: templates/tpu/backward/neg_lse_lanes.mlir.tmpl
 // Template: templates/tpu/backward/dq_subtile.mlir.tmpl
 // Template: templates/tpu/forward/scores.mlir.tmpl
 
@@ -91,8 +92,9 @@ module {
       %c_block_kv_i32 = arith.constant 512 : i32
       %q_first = arith.muli %q_block, %c_block_q_i32 : i32
       %kv_block_first = arith.muli %kv_block, %c_block_kv_i32 : i32
-      // p = exp(s - lse) in base 2: exp2(logit + neg_lse) with neg_lse = -lse · log2 e, or
-      // -inf on a row whose lse is -inf (it kept nothing: its p is 0, not exp2 of +inf).
+      // -lse · log2 e, lane-replicated (block_q, 128) as the forward writes lse, so that
+      // p = exp2(logit + neg_lse). A row whose lse is -inf kept nothing: -inf there makes its p 0,
+      // not exp2(+inf).
       %lse4 = vector.load %lse_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xf32, #tpu.memory_space<vmem>>, vector<1x1x512x128xf32>
       %lse = vector.shape_cast %lse4 : vector<1x1x512x128xf32> to vector<512x128xf32>
       %minus_inf = arith.constant dense<0xFF800000> : vector<512x128xf32>

@@ -3,6 +3,7 @@
 // Template: templates/tpu/backward/dkv.mlir.tmpl
 // Template: templates/tpu/forward/mask_row.mlir.tmpl
 // Template: templates/tpu/backward/delta_lanes.mlir.tmpl
+// Template: templates/tpu/backward/neg_lse_lanes.mlir.tmpl
 // Template: templates/tpu/backward/dkv_subtile.mlir.tmpl
 
 // Splash-style flash attention backward for TPU, the dkv kernel, as Mosaic MLIR at the level
@@ -92,8 +93,7 @@ module {
       %kv_block_first = arith.muli %kv_block, %c_block_kv_i32 : i32
       // delta and -lse · log2 e per q row are computed lane-replicated (block_q, 128), as the
       // forward writes lse; one transpose turns each into a row over the q lanes, which a
-      // sublane broadcast spreads over the kv rows of a score tile. A row whose lse is -inf
-      // kept nothing: -inf there makes its p 0.
+      // sublane broadcast spreads over the kv rows of a score tile.
       // delta = rowsum(dout ∘ out) in f32, lane-replicated as (block_q, 128).
       %dout_d4 = vector.load %dout_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
       %dout_d = vector.shape_cast %dout_d4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
@@ -106,6 +106,9 @@ module {
       %delta_row = vector.multi_reduction <add>, %dout_out, %delta_init [1] : vector<512x128xf32> to vector<512xf32>
       %delta_col = vector.shape_cast %delta_row : vector<512xf32> to vector<512x1xf32>
       %delta_lanes = vector.broadcast %delta_col : vector<512x1xf32> to vector<512x128xf32>
+      // -lse · log2 e, lane-replicated (block_q, 128) as the forward writes lse, so that
+      // p = exp2(logit + neg_lse). A row whose lse is -inf kept nothing: -inf there makes its p 0,
+      // not exp2(+inf).
       %lse4 = vector.load %lse_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xf32, #tpu.memory_space<vmem>>, vector<1x1x512x128xf32>
       %lse = vector.shape_cast %lse4 : vector<1x1x512x128xf32> to vector<512x128xf32>
       %minus_inf = arith.constant dense<0xFF800000> : vector<512x128xf32>

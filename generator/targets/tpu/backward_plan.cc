@@ -34,16 +34,7 @@ std::vector<TpuOperand> dq_operands(const Spec& spec, const Tiling& tiles, const
   const Shape& s = spec.shape;
   const std::string t = dtype_info(spec.dtype).mlir_type;
   const int64_t bq = tiles.block_q, bkv = tiles.block_kv;
-  std::vector<TpuOperand> operands = tpu_plan_and_qkv(spec, bq, bkv, plan);
-  if (spec.segment_ids) {  // the forward's layouts: q ids lane-replicated, kv ids a row
-    operands.push_back({"q_segment_ids", Role::kInput, "i32", {s.batch, s.q_len, kTpuLanes}, {1, bq, kTpuLanes}, "vmem"});
-    operands.push_back({"kv_segment_ids", Role::kInput, "i32", {s.batch, kSublanes, s.kv_len}, {1, kSublanes, bkv}, "vmem"});
-  }
-  if (spec.sinks) operands.push_back({"sinks", Role::kInput, "f32", {kSublanes, s.q_heads}, {kSublanes, s.q_heads}, "smem"});
-  if (plan.has_mask_next) {
-    const int64_t count = static_cast<int64_t>(plan.partial_blocks.size());
-    operands.push_back({"partial_mask_blocks", Role::kInput, "i32", {count, bq, bkv}, {1, bq, bkv}, "vmem"});
-  }
+  std::vector<TpuOperand> operands = tpu_forward_walk_inputs(spec, bq, bkv, plan);
   push_residuals(operands, spec, tiles);
   operands.push_back({"dq", Role::kOutput, t, {s.batch, s.q_heads, s.q_len, s.head_dim}, {1, 1, bq, s.head_dim}, "vmem"});
   // One (8, 128) tile per (batch, head, q block), every element that q block's share of dsinks.

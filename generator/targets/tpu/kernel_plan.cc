@@ -145,22 +145,30 @@ Json forward_walk_mask_types(int64_t bq, int64_t bkv, int64_t bkvc) {
   };
 }
 
+std::vector<TpuOperand> tpu_forward_walk_inputs(const Spec& spec, int64_t block_q, int64_t block_kv,
+                                                const SplashPlan& plan) {
+  using Role = TpuOperand::Role;
+  const Shape& s = spec.shape;
+  std::vector<TpuOperand> operands = tpu_plan_and_qkv(spec, block_q, block_kv, plan);
+  if (spec.segment_ids) {
+    // Lane- and sublane-replicated like Splash's, so no in-kernel relayout is needed.
+    operands.push_back({"q_segment_ids", Role::kInput, "i32", {s.batch, s.q_len, kTpuLanes}, {1, block_q, kTpuLanes}, "vmem"});
+    operands.push_back({"kv_segment_ids", Role::kInput, "i32", {s.batch, kSublanes, s.kv_len}, {1, kSublanes, block_kv}, "vmem"});
+  }
+  if (spec.sinks) operands.push_back({"sinks", Role::kInput, "f32", {kSublanes, s.q_heads}, {kSublanes, s.q_heads}, "smem"});
+  if (plan.has_mask_next) {
+    const int64_t count = static_cast<int64_t>(plan.partial_blocks.size());
+    operands.push_back({"partial_mask_blocks", Role::kInput, "i32", {count, block_q, block_kv}, {1, block_q, block_kv}, "vmem"});
+  }
+  return operands;
+}
+
 std::vector<TpuOperand> tpu_operands(const Spec& spec, const SplashPlan& plan) {
   using Role = TpuOperand::Role;
   const Shape& s = spec.shape;
   const TpuTarget& tpu = *spec.tpu;
   const std::string t = std::string(dtype_info(spec.dtype).mlir_type);
-  std::vector<TpuOperand> operands = tpu_plan_and_qkv(spec, tpu.block_q, tpu.block_kv, plan);
-  if (spec.segment_ids) {
-    // Lane- and sublane-replicated like Splash's, so no in-kernel relayout is needed.
-    operands.push_back({"q_segment_ids", Role::kInput, "i32", {s.batch, s.q_len, kTpuLanes}, {1, tpu.block_q, kTpuLanes}, "vmem"});
-    operands.push_back({"kv_segment_ids", Role::kInput, "i32", {s.batch, kSublanes, s.kv_len}, {1, kSublanes, tpu.block_kv}, "vmem"});
-  }
-  if (spec.sinks) operands.push_back({"sinks", Role::kInput, "f32", {kSublanes, s.q_heads}, {kSublanes, s.q_heads}, "smem"});
-  if (plan.has_mask_next) {
-    const int64_t count = static_cast<int64_t>(plan.partial_blocks.size());
-    operands.push_back({"partial_mask_blocks", Role::kInput, "i32", {count, tpu.block_q, tpu.block_kv}, {1, tpu.block_q, tpu.block_kv}, "vmem"});
-  }
+  std::vector<TpuOperand> operands = tpu_forward_walk_inputs(spec, tpu.block_q, tpu.block_kv, plan);
   operands.push_back({"out", Role::kOutput, t, {s.batch, s.q_heads, s.q_len, s.head_dim_v}, {1, 1, tpu.block_q, s.head_dim_v}, "vmem"});
   if (spec.lse) operands.push_back({"lse", Role::kOutput, "f32", {s.batch, s.q_heads, s.q_len, kTpuLanes}, {1, 1, tpu.block_q, kTpuLanes}, "vmem"});
   operands.push_back({"m_scratch", Role::kScratch, "f32", {tpu.block_q, kTpuLanes}, {}, "vmem"});

@@ -28,6 +28,12 @@ const std::vector<std::string>& forward_walk_window_kinds();
 // mask_next when the plan has one), then q, k and v windowed at block_q and block_kv.
 std::vector<TpuOperand> tpu_plan_and_qkv(const Spec& spec, int64_t block_q, int64_t block_kv, const SplashPlan& plan);
 
+// The inputs of a kernel walking the forward's plan (the forward, dq) besides out, dout and
+// lse: tpu_plan_and_qkv, then segment ids (q ids lane-replicated, kv ids a row), sinks and
+// the plan's partial mask blocks, as the spec has them.
+std::vector<TpuOperand> tpu_forward_walk_inputs(const Spec& spec, int64_t block_q, int64_t block_kv,
+                                                const SplashPlan& plan);
+
 // The MLIR types of the q, k, v, out and lse windows and tiles (k and v loaded per
 // block_kv_compute sub-tile), keyed as the templates name them: q_memref, q_window, q_tile, ...
 Json tpu_tile_types(const Spec& spec, int64_t block_q, int64_t block_kv, int64_t block_kv_compute);
