@@ -38,7 +38,7 @@ const std::vector<std::string>& generated_suffixes() {
 }
 
 const std::vector<std::string>& generated_passes() {
-  static const std::vector<std::string> passes = {"dq", "dkv"};
+  static const std::vector<std::string> passes = {"dq", "dkv", "backward"};
   return passes;
 }
 
@@ -51,8 +51,8 @@ std::string kernel_symbol(const std::string& spec_name, const std::string& targe
   return spec_name + "_" + target + (pass.empty() ? "" : "_" + pass);
 }
 
-std::string kernel_namespace(const std::string& spec_name, const std::string& target) {
-  return "kgen::" + kernel_symbol(spec_name, target);
+std::string kernel_namespace(const std::string& spec_name, const std::string& target, const std::string& pass) {
+  return "kgen::" + kernel_symbol(spec_name, target, pass);
 }
 
 std::optional<GeneratedName> parse_generated_file_name(const std::string& file_name) {

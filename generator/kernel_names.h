@@ -18,7 +18,8 @@ const std::vector<std::string>& generated_targets();
 bool is_generated_target(const std::string& target);
 // What follows <name>.<target>. in a file name: mlir, cu, h, operands.json.
 const std::vector<std::string>& generated_suffixes();
-// The backward's kernels (docs/spec-format.md §7): dq and dkv. The forward has no pass name.
+// The backward's kernels (docs/spec-format.md §7): dq and dkv on tpu, one "backward" file of
+// three kernels on sm90a. The forward has no pass name.
 const std::vector<std::string>& generated_passes();
 
 struct GeneratedName {
@@ -33,8 +34,8 @@ std::string generated_file_name(const std::string& spec_name, const std::string&
                                 const std::string& suffix, const std::string& pass = "");
 // <name>_<target>[_<pass>], e.g. splash_sm90a, splash_tpu_dkv: the kernel symbol of MANIFEST.json.
 std::string kernel_symbol(const std::string& spec_name, const std::string& target, const std::string& pass = "");
-// kgen::<name>_<target>: the namespace of a CUDA file's entry points and launcher.
-std::string kernel_namespace(const std::string& spec_name, const std::string& target);
+// kgen::<name>_<target>[_<pass>]: the namespace of a CUDA file's entry points and launcher.
+std::string kernel_namespace(const std::string& spec_name, const std::string& target, const std::string& pass = "");
 
 // The inverses: nullopt unless the whole string follows the grammar. A file name splits at
 // its first '.' (spec names have none); a symbol at its last '_' (targets have none), after

@@ -127,7 +127,8 @@ int run_gen(const Arguments& args) {
       files.push_back(std::move(output));
     for (const std::string& target : targets_without_backward(spec))
       notes.push_back("kgen: note: " + file + ": \"backward\": true, but target " + target +
-                      " generates no backward kernel yet; only its forward is written (docs/backward.md)\n");
+                      " generates no backward kernel for this spec; only its forward is written (kgen explain "
+                      "says why; docs/backward.md)\n");
   }
   if (args.check) {
     const std::vector<std::string> stale = find_stale_outputs(out_dir, files);

@@ -97,4 +97,19 @@ MemoryBudget gpu_smem_budget(const Spec& spec, const GpuTarget& target) {
   return budget;
 }
 
+MemoryBudget sm90a_backward_smem_budget(const Spec& spec, const GpuTarget& target) {
+  const int64_t e = dtype_bytes(spec.dtype);
+  const int64_t d = spec.shape.head_dim;
+  MemoryBudget budget;
+  budget.items = {
+      {"k tile (reused for the dK store)", target.block_kv * d * e},
+      {"v tile (reused for the dV store)", target.block_kv * d * e},
+      {"q ring", kGpuKvStages * target.block_q * d * e},
+      {"dout ring", kGpuKvStages * target.block_q * d * e},
+      {"dS tiles", target.block_kv * target.block_q * e},
+      {"mbarriers", 1024},
+  };
+  return budget;
+}
+
 }  // namespace kgen

@@ -55,6 +55,8 @@ Tolerance tolerance_for(DType dtype) {
   return kFloat32Tolerance;
 }
 
+double backward_tolerance(DType dtype) { return dtype == DType::kFloat32 ? 1e-4 : 3e-2; }
+
 double relative_out_error(const std::vector<double>& actual, const std::vector<double>& reference,
                           int64_t* worst_index) {
   require_same_size(actual, reference, "out");

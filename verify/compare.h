@@ -23,6 +23,9 @@ inline constexpr Tolerance kFloat16Tolerance{2e-2, 1e-3};
 
 Tolerance tolerance_for(DType dtype);
 
+// docs/spec-format.md §7: on max |x - ref| / max |ref| per gradient tensor (dq, dk, dv, dsinks).
+double backward_tolerance(DType dtype);
+
 struct Comparison {
   double out_error = 0;  // max |out - ref| / max |ref|
   double lse_error = 0;  // max |lse - ref|, with -inf == -inf counting as 0

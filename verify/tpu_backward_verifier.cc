@@ -114,8 +114,6 @@ struct Windows {
 
 }  // namespace
 
-double backward_tolerance(DType dtype) { return dtype == DType::kFloat32 ? 1e-4 : 3e-2; }
-
 struct TpuBackwardVerification::Data {
   Spec spec;
   int llvm_opt_level = 0;

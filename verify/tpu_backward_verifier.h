@@ -8,13 +8,11 @@
 #include <memory>
 #include <string>
 
+#include "compare.h"
 #include "spec.h"
 #include "tpu_verifier.h"
 
 namespace kgen {
-
-// §7: max |x - ref| / max |ref| per gradient tensor.
-double backward_tolerance(DType dtype);
 
 struct TpuBackwardResult {
   double dq_error = 0, dk_error = 0, dv_error = 0;

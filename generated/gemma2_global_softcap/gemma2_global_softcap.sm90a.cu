@@ -3,7 +3,7 @@
 // Template: templates/sm90a/forward/kernel.cu.tmpl
 // Template: templates/sm90a/forward/block_tables.cu.tmpl
 // Template: templates/sm90a/forward/launch.cu.tmpl
-// Runtime: runtime/sm90a (sha256 7041c179ccab1422bb8a0eb03a66a7b4f54267e9601b8ebcacf8041f07670788)
+// Runtime: runtime/sm90a (sha256 0eb40c3713aeba9b54f4b967eb509339370d2ce6f40daf9d0ae05f186b70953a)
 
 // gemma2_global_softcap_sm90a: attention forward for Hopper (sm_90a) on CUTLASS/CuTe, FlashAttention-3 style.
 //

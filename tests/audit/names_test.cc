@@ -42,13 +42,15 @@ TEST(NameGrammar, FileNamesRoundTrip) {
 }
 
 TEST(NameGrammar, SymbolsAndNamespacesRoundTrip) {
-  for (const char* name : {"splash", "llama3_8b_causal", "x_tpu", "y_sm90a_", "z_sm100a_tpu", "w_tpu_dq", "v_dkv"})
+  for (const char* name : {"splash", "llama3_8b_causal", "x_tpu", "y_sm90a_", "z_sm100a_tpu", "w_tpu_dq", "v_dkv", "u_backward"})
     for (const std::string& target : kgen::generated_targets()) {
       const std::string symbol = kgen::kernel_symbol(name, target);
       EXPECT_TRUE(same(kgen::parse_kernel_symbol(symbol), name, target, "")) << symbol;
       for (const std::string& pass : kgen::generated_passes()) {
         const std::string backward = kgen::kernel_symbol(name, target, pass);
         EXPECT_TRUE(same(kgen::parse_kernel_symbol(backward), name, target, "", pass)) << backward;
+        EXPECT_TRUE(same(kgen::parse_kernel_namespace(kgen::kernel_namespace(name, target, pass)), name, target, "",
+                         pass));
       }
       EXPECT_TRUE(same(kgen::parse_kernel_namespace(kgen::kernel_namespace(name, target)), name, target, ""));
     }
@@ -121,7 +123,8 @@ TEST(GeneratedNames, EveryNameParsesBackToItsSpecAndTarget) {
         }
       }
       if (parsed->suffix == "h") {  // a launcher: its API lives in kgen::<symbol>
-        EXPECT_NE(text.find("namespace " + kgen::kernel_symbol(name, parsed->target) + " {"), std::string::npos)
+        EXPECT_NE(text.find("namespace " + kgen::kernel_symbol(name, parsed->target, parsed->pass) + " {"),
+                  std::string::npos)
             << file_name;
       }
       if (parsed->suffix == "operands.json") {

@@ -1,6 +1,7 @@
-// The sm90a kernel plan (generator/targets/sm90a/kernel_plan.cc): the mask predicate it writes
-// into kernels, the bitmask table of partial tiles, the tile lists and launch order, and the
-// register rule of the target (generator/targets/sm90a/target.cc).
+// The sm90a kernel plans (generator/targets/sm90a/kernel_plan.cc, backward_plan.cc): the mask
+// predicate they write into kernels, the bitmask tables of partial tiles (the backward's
+// transposed), the tile lists and launch order, and the rules of the target
+// (generator/targets/sm90a/target.cc).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "block_plan.h"
 #include "diagnostics.h"
 #include "kernel_plans.h"
+#include "targets/sm90a/backward_plan.h"
 #include "targets/sm90a/kernel_plan.h"
 #include "spec.h"
 
@@ -147,6 +149,80 @@ TEST(Sm90aPlan, SegmentIdsCountTowardsTheRegisters) {
   EXPECT_THROW(spec_with(R"({"type": "causal"})", R"("segment_ids": true, )", 512, 512, target), SpecError);
   EXPECT_EQ(sm90a_consumer_register_estimate(176, 128, false), 228);
   EXPECT_EQ(sm90a_consumer_register_estimate(176, 128, true), 280);
+}
+
+// The backward walks the forward's tiles per kv block: every live tile exactly once, its
+// partial q blocks first, and the transposed bitmask holds mask(i, j) at kv row j, q column i.
+TEST(Sm90aBackwardPlan, TransposedListsAndBitmaskHoldTheForwardsTiles) {
+  const Spec spec = spec_with(R"({"type": "per_head", "masks": [{"type": "causal"},
+      {"type": "local", "left": 20, "right": 5}, {"type": "chunked_causal", "chunk": 50},
+      {"type": "prefix_lm", "prefix": 70}]})");
+  const TileShape tiles{spec.shape.q_len, spec.shape.kv_len, 64, 128};
+  const KvBlockLists forward = build_kv_block_lists(spec.masks, spec.shape.q_heads, tiles);
+  const QBlockLists lists = transpose_block_lists(forward);
+  ASSERT_EQ(lists.rows, 4);
+  const TransposedMaskTable table = transposed_mask_table(spec.masks, lists);
+  ASSERT_EQ(table.words_per_row, 2);
+  std::size_t entry = 0;
+  int64_t live = 0;
+  for (int64_t r = 0; r < lists.rows; ++r) {
+    for (int64_t c = 0; c < tiles.kv_blocks(); ++c) {
+      const std::size_t list = static_cast<std::size_t>(r * tiles.kv_blocks() + c);
+      EXPECT_TRUE(std::is_sorted(lists.partial[list].begin(), lists.partial[list].end()));
+      EXPECT_TRUE(std::is_sorted(lists.full[list].begin(), lists.full[list].end()));
+      for (int32_t q : lists.partial[list]) {
+        const auto& forward_partial = forward.partial[static_cast<std::size_t>(r * tiles.q_blocks() + q)];
+        EXPECT_NE(std::find(forward_partial.begin(), forward_partial.end(), c), forward_partial.end());
+        const int32_t block = table.entry_block[entry++];
+        ASSERT_GE(block, 0);
+        for (int64_t row = 0; row < 128; ++row)
+          for (int64_t column = 0; column < 64; ++column) {
+            const int64_t j = c * 128 + row, i = int64_t{q} * 64 + column;
+            const bool expected = i < tiles.q_len && j < tiles.kv_len && spec.masks.of_head(r).allowed(i, j);
+            const uint32_t word = table.bits[static_cast<std::size_t>((block * 128 + row) * 2 + column / 32)];
+            ASSERT_EQ(((word >> (column % 32)) & 1u) != 0, expected) << "row " << r << " tile (" << q << ", " << c
+                                                                       << ") i " << i << " j " << j;
+          }
+      }
+      for (std::size_t f = 0; f < lists.full[list].size(); ++f) EXPECT_EQ(table.entry_block[entry++], -1);
+      live += static_cast<int64_t>(lists.partial[list].size() + lists.full[list].size());
+    }
+  }
+  EXPECT_EQ(entry, table.entry_block.size());
+  EXPECT_EQ(live, forward.live_tiles_per_batch);
+}
+
+TEST(Sm90aBackwardPlan, OneFileOfThreeKernelsAtTheDefaultTiles) {
+  const Spec spec = parse_spec(R"({"name": "bwd", "kind": "attention_forward", "backward": true,
+    "shape": {"q_heads": 8, "kv_heads": 2, "q_len": 300, "kv_len": 300, "head_dim": 64},
+    "dtype": "bfloat16", "mask": {"type": "causal"}, "targets": {"sm90a": {"block_q": 128, "block_kv": 128}}})",
+                               ".");
+  const std::vector<KernelPlan> plans = plan_kernels(spec);
+  ASSERT_EQ(plans.size(), 2u);
+  const KernelPlan& backward = plans[1];
+  EXPECT_EQ(backward.pass, "backward");
+  EXPECT_EQ(backward.symbol, "bwd_sm90a_backward");
+  EXPECT_EQ(backward.context["block_q"], 64);
+  EXPECT_EQ(backward.context["block_kv"], 128);
+  EXPECT_EQ(backward.context["q_padded"], 320);
+  const Json& entry_points = backward.interface["entry_points"];
+  ASSERT_EQ(entry_points.size(), 3u);
+  EXPECT_EQ(entry_points[1]["name"], "kgen::bwd_sm90a_backward::backward_kernel");
+  EXPECT_EQ(entry_points[1]["launch"]["grid"], Json({2, 3, 1}));  // batch * kv heads, kv blocks
+  EXPECT_EQ(entry_points[1]["launch"]["block"], Json({384, 1, 1}));
+  EXPECT_EQ(entry_points[0]["dynamic_smem_bytes"], 0);
+  EXPECT_EQ(entry_points[0]["launch"]["grid"], Json({8 * 320 / 4, 1, 1}));
+  // Every q head's dkv steps are in its group's CTA: the kv block order lists each block once.
+  EXPECT_EQ(numbers(backward.context["kv_block_order"].get<std::string>()), (std::vector<int64_t>{0, 1, 2}));
+}
+
+TEST(Sm90aBackwardPlan, HeadDimsItCannotHoldGetNoKernel) {
+  const Spec spec = parse_spec(R"({"name": "bwd", "kind": "attention_forward", "backward": true,
+    "shape": {"q_heads": 2, "q_len": 256, "head_dim": 192, "head_dim_v": 128},
+    "dtype": "bfloat16", "mask": {"type": "causal"}, "targets": {"sm90a": {"block_q": 64, "block_kv": 64}}})",
+                               ".");
+  EXPECT_EQ(plan_kernels(spec).size(), 1u);
+  EXPECT_EQ(targets_without_backward(spec), std::vector<std::string>{"sm90a"});
 }
 
 }  // namespace

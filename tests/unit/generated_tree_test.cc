@@ -57,7 +57,7 @@ TEST(GeneratedTree, ManifestsListTheFilesWithMatchingNamesAndHeaders) {
         continue;
       }
       if (entry["role"] == "launcher")
-        EXPECT_EQ(file, name + "." + target + ".h");
+        EXPECT_EQ(file, stem + ".h");
       else
         EXPECT_TRUE(file == stem + ".mlir" || file == stem + ".cu") << file;
       EXPECT_EQ(entry["symbol"], name + "_" + target + (pass.empty() ? "" : "_" + pass));

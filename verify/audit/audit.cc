@@ -148,7 +148,7 @@ Merged merge(const PassFacts& device, const PassFacts& host) {
 }
 
 void check_names(const CudaKernelFile& file, const Merged& merged, std::vector<Finding>& findings) {
-  const std::string expected = kernel_namespace(file.spec_name, file.target);
+  const std::string expected = kernel_namespace(file.spec_name, file.target, file.pass);
   std::vector<std::string> families;
   std::map<std::string, const KernelFact*> first_of_family;
   for (const KernelFact& kernel : merged.kernels) {
@@ -156,6 +156,7 @@ void check_names(const CudaKernelFile& file, const Merged& merged, std::vector<F
       findings.push_back({kernel.where.file, kernel.where.line, rule::kKernelNamespace,
                           "entry point '" + kernel.name + "' is not in namespace " + expected +
                               ", the namespace of " + file.spec_name + "'s " + file.target +
+                              (file.pass.empty() ? "" : " " + file.pass) +
                               " kernels (docs/naming.md)"});
     if (first_of_family.emplace(kernel.family, &kernel).second) families.push_back(kernel.family);
   }
@@ -641,17 +642,19 @@ AuditReport audit_generated(const std::string& generated_dir, const std::string&
       report.skipped.push_back(path);
       continue;
     }
+    const std::string pass = entry.value("pass", std::string());
     const std::optional<GeneratedName> parsed = parse_generated_file_name(file_name);
-    if (!parsed || parsed->spec_name != spec_name || parsed->target != target || parsed->suffix != "cu")
+    if (!parsed || parsed->spec_name != spec_name || parsed->target != target || parsed->pass != pass ||
+        parsed->suffix != "cu")
       manifest_finding(entry_line, rule::kManifest,
-                       "\"" + file_name + "\" is not named " + generated_file_name(spec_name, target, "cu") +
+                       "\"" + file_name + "\" is not named " + generated_file_name(spec_name, target, "cu", pass) +
                            " (docs/naming.md)");
     const std::string symbol = entry.value("symbol", std::string());
-    if (symbol != kernel_symbol(spec_name, target))
+    if (symbol != kernel_symbol(spec_name, target, pass))
       manifest_finding(entry_line, rule::kManifest,
                        "the symbol of \"" + file_name + "\" is \"" + symbol + "\"; expected \"" +
-                           kernel_symbol(spec_name, target) + "\" (docs/naming.md)");
-    CudaKernelFile file{path, target, spec_name, symbol, std::nullopt};
+                           kernel_symbol(spec_name, target, pass) + "\" (docs/naming.md)");
+    CudaKernelFile file{path, target, spec_name, symbol, std::nullopt, pass};
     if (!entry.contains("interface")) {
       report.without_interface.push_back(path);
       report.findings.push_back({path, 1, rule::kInterface,

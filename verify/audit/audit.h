@@ -108,8 +108,9 @@ struct CudaKernelFile {
   std::string path;    // the .cu to parse
   std::string target;  // sm90a or sm100a
   std::string spec_name;
-  std::string symbol;  // MANIFEST.json's symbol: <spec_name>_<target>
+  std::string symbol;  // MANIFEST.json's symbol: <spec_name>_<target>[_<pass>]
   std::optional<KernelInterface> interface;  // nullopt: only the lint rules and names are checked
+  std::string pass = "";  // "" for a forward kernel, else its pass (docs/naming.md)
 };
 
 struct PassTimes {

@@ -47,6 +47,7 @@ std::string absolute_dir(const std::string& dir) {
 struct SharedUse {
   std::vector<std::pair<int64_t, std::pair<std::string, Location>>> casts;  // bytes, (type, where)
   std::optional<Location> unknown;
+  std::set<const FunctionDecl*> callees;  // as pattern_of: whose uses are this function's too
 };
 
 // The state of one pass: where code is, what was found.
@@ -383,6 +384,7 @@ class DeviceBodyChecker : public RecursiveASTVisitor<DeviceBodyChecker> {
   bool VisitCallExpr(CallExpr* call) {
     const FunctionDecl* callee = call->getDirectCallee();
     if (!callee) return true;
+    shared_.callees.insert(pattern_of(callee));
     const std::string name = callee->getQualifiedNameAsString();
     static const std::set<std::string> kPrintf = {"printf", "std::printf", "vprintf", "fprintf", "std::fprintf",
                                                   "puts",   "std::puts"};
@@ -631,13 +633,21 @@ class TranslationUnitVisitor : public RecursiveASTVisitor<TranslationUnitVisitor
     return true;
   }
 
-  // The dynamic shared memory each kernel needs: its own casts and those of the file's other
-  // device functions (helpers it may call).
+  // The dynamic shared memory each kernel needs: its own casts and those of the device
+  // functions it calls, directly or through others (a file may hold several kernels, and only
+  // some of them use the buffer).
   void finish() {
     for (KernelFact& kernel : state_.facts().kernels) {
-      for (const auto& [function, use] : state_.shared_uses()) {
-        const bool own = state_.qualified_name(function) == kernel.name && function->hasAttr<CUDAGlobalAttr>();
-        if (!own && function->hasAttr<CUDAGlobalAttr>()) continue;  // another kernel's buffer
+      std::vector<const FunctionDecl*> pending;
+      for (const auto& [function, use] : state_.shared_uses())
+        if (function->hasAttr<CUDAGlobalAttr>() && state_.qualified_name(function) == kernel.name)
+          pending.push_back(function);
+      std::set<const FunctionDecl*> reached(pending.begin(), pending.end());
+      while (!pending.empty()) {
+        const auto found = state_.shared_uses().find(pending.back());
+        pending.pop_back();
+        if (found == state_.shared_uses().end()) continue;
+        const SharedUse& use = found->second;
         for (const auto& [bytes, what] : use.casts) {
           if (!kernel.smem_need || bytes > *kernel.smem_need) {
             kernel.smem_need = bytes;
@@ -646,6 +656,8 @@ class TranslationUnitVisitor : public RecursiveASTVisitor<TranslationUnitVisitor
           }
         }
         if (use.unknown && !kernel.smem_unknown) kernel.smem_unknown = use.unknown;
+        for (const FunctionDecl* callee : use.callees)
+          if (reached.insert(callee).second) pending.push_back(callee);
       }
     }
   }

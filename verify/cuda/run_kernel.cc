@@ -10,30 +10,16 @@
 
 #include "diagnostics.h"
 #include "harness.h"
+#include "launch_arguments.h"
 #include "spec.h"
 
 namespace kernel = KGEN_SM90A_NAMESPACE;
 
 namespace {
 
-// The launcher's Arguments has only the run-time inputs its spec asks for.
-template <class Arguments>
-void set_optional(Arguments& args, const kgen::sm90a::DeviceTensors& t) {
-  if constexpr (requires { args.lse; }) args.lse = t.lse;
-  if constexpr (requires { args.q_segment_ids; }) {
-    args.q_segment_ids = t.q_segment_ids;
-    args.kv_segment_ids = t.kv_segment_ids;
-  }
-  if constexpr (requires { args.sinks; }) args.sinks = t.sinks;
-}
-
 std::string launch(const kgen::sm90a::DeviceTensors& t, cudaStream_t stream) {
   kernel::Arguments args;
-  args.q = t.q;
-  args.k = t.k;
-  args.v = t.v;
-  args.out = t.out;
-  set_optional(args, t);
+  kgen::sm90a::set_forward_arguments(args, t);
   const kernel::Result result = kernel::launch(args, stream);
   return result ? std::string() : std::string(result.message);
 }

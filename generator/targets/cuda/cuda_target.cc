@@ -54,25 +54,32 @@ std::optional<TilingViolation> CudaTarget::check_tiling(const Spec& spec, const 
 
 Tiling CudaTarget::backward_tiling(const Spec& spec) const {
   const GpuTarget& gpu = *(spec.*section_);
-  return gpu.backward ? Tiling{gpu.backward->block_q, gpu.backward->block_kv, 0} : tiling(spec);
+  return gpu.backward ? Tiling{gpu.backward->block_q, gpu.backward->block_kv, 0} : default_backward_tiling(spec);
 }
 
-// No CUDA backward kernel is generated yet (docs/backward.md): a backward spec may name this
-// target, whose forward it still gets, but tiles for a kernel that does not exist are refused.
 std::optional<TilingViolation> CudaTarget::check_backward_tiling(const Spec& spec, const Tiling& tiling) const {
-  if (!(spec.*section_)->backward) return std::nullopt;
-  return TilingViolation{std::string("targets.") + name_ + ".backward",
-                         "{\"block_kv\":" + std::to_string(tiling.block_kv) + ",\"block_q\":" + std::to_string(tiling.block_q) + "}",
-                         std::string("no backward tiles: target ") + name_ +
-                             " generates no backward kernels yet, only the tpu target does (docs/backward.md)"};
+  const std::string path = std::string("targets.") + name_ + ".backward";
+  if (const std::optional<std::string> why = backward_unsupported(spec)) {
+    if (!(spec.*section_)->backward) return std::nullopt;  // the forward alone is generated
+    return TilingViolation{path,
+                           "{\"block_kv\":" + std::to_string(tiling.block_kv) + ",\"block_q\":" + std::to_string(tiling.block_q) + "}",
+                           "no backward tiles: " + *why + " (docs/backward.md)"};
+  }
+  TilingRules rules(path + ".");
+  add_backward_rules(spec, tiling, rules);
+  return rules.violation();
 }
 
-std::vector<KernelPlan> CudaTarget::backward_plans(const Spec&) const { return {}; }
+std::vector<KernelPlan> CudaTarget::backward_plans(const Spec& spec) const {
+  if (!spec.backward || backward_unsupported(spec)) return {};
+  return plan_backward(spec, backward_tiling(spec));
+}
 
 Json CudaTarget::plan_json(const Spec& spec, PlanPass pass) const {
   if (pass != PlanPass::kForward)
     throw SpecError("--pass", std::string("\"") + plan_pass_name(pass) + "\"",
-                    std::string("forward (target ") + name_ + " generates no backward kernels yet)");
+                    std::string("forward (target ") + name_ +
+                        " plans no dq or dkv kernel: its backward is one kernel, which kgen explain shows)");
   const Tiling t = tiling(spec);
   const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads, gpu_tile_shape(spec, GpuTarget{t.block_q, t.block_kv, std::nullopt}));
   const int64_t q_blocks = lists.tiles.q_blocks();
@@ -110,7 +117,12 @@ void CudaTarget::explain(std::ostream& out, const Spec& spec) const {
       << " per batch element (" << fraction_skipped(lists.live_tiles_per_batch, lists.total_tiles_per_batch)
       << " skipped); " << describe_partial_tiles(partial_tile_mask(spec.masks, lists)) << "\n";
   explain_budget(out, "shared memory", gpu_smem_budget(spec, gpu), kGpuSmemLimit);
-  if (spec.backward) out << "    backward: not generated yet for " << name_ << " (docs/backward.md)\n";
+  if (spec.backward) {
+    if (const std::optional<std::string> why = backward_unsupported(spec))
+      out << "    backward: not generated: " << *why << " (docs/backward.md)\n";
+    else
+      explain_backward(out, spec, backward_tiling(spec));
+  }
   explain_maps(out, spec, tiles);
 }
 

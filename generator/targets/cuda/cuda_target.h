@@ -28,7 +28,8 @@ class CudaTarget : public Target {
   Tiling tiling(const Spec& spec) const final;
   std::optional<TilingViolation> check_tiling(const Spec& spec, const Tiling& tiling) const final;
   Tiling backward_tiling(const Spec& spec) const final;
-  // No CUDA target generates backward kernels yet: a spec asking for them is refused.
+  // With no backward kernel for the spec (backward_unsupported), backward tiles are refused;
+  // else the shared rules and the architecture's.
   std::optional<TilingViolation> check_backward_tiling(const Spec& spec, const Tiling& tiling) const final;
   std::vector<KernelPlan> backward_plans(const Spec& spec) const final;
   Json plan_json(const Spec& spec, PlanPass pass) const final;
@@ -37,6 +38,18 @@ class CudaTarget : public Target {
  protected:
   // The architecture's own rules, run after the shared ones have passed.
   virtual void add_rules(const Spec& spec, const Tiling& tiling, TilingRules& rules) const = 0;
+
+  // The backward, per architecture. Why it has no backward kernel for `spec`, or nothing.
+  virtual std::optional<std::string> backward_unsupported(const Spec&) const {
+    return std::string("target ") + name_ + " generates no backward kernel yet";
+  }
+  // Its backward tiles when the spec sets none.
+  virtual Tiling default_backward_tiling(const Spec& spec) const { return tiling(spec); }
+  // Its rules for backward tiles (paths "targets.<name>.backward.").
+  virtual void add_backward_rules(const Spec&, const Tiling&, TilingRules&) const {}
+  virtual std::vector<KernelPlan> plan_backward(const Spec&, const Tiling&) const { return {}; }
+  // Its lines of `kgen explain` for the backward.
+  virtual void explain_backward(std::ostream&, const Spec&, const Tiling&) const {}
 
  private:
   const char* name_;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <numeric>
 #include <stdexcept>
@@ -12,6 +11,7 @@
 #include "mask_printers.h"
 #include "memory_budget.h"
 #include "targets/cuda/cuda_target.h"
+#include "targets/cuda/source_text.h"
 
 namespace kgen {
 namespace {
@@ -21,47 +21,6 @@ constexpr int64_t kBaseMmaN[] = {8, 16, 32, 64, 96, 128, 192, 256};
 // Registers a consumer thread needs beyond its fragments (addresses, row statistics, loop
 // state, mask and segment temporaries); calibrated on ptxas 13.0 reports.
 constexpr int64_t kConsumerRegisterOverhead = 32;
-
-std::string f32_literal(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.8ef", static_cast<double>(static_cast<float>(value)));
-  return buffer;
-}
-
-// A short human spelling of a double for comments: 0.0883883476, 50.
-std::string short_number(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.9g", value);
-  return buffer;
-}
-
-// Numbers as the lines of a C++ initializer, "1, 2, 3,\n4, 5": each line at most
-// kTableWidth characters, so that with the template's 4-space indent and the closing "};"
-// every line of a table fits the formatter's 100 columns. kgen lays tables out itself (the
-// templates wrap them in clang-format off/on): the formatter's column layout of a long list
-// is not a rule a reader can check.
-constexpr std::size_t kTableWidth = 94;
-template <typename T>
-std::string number_list(const std::vector<T>& values, bool hex = false) {
-  std::string out, line;
-  for (std::size_t k = 0; k < values.size(); ++k) {
-    std::string item;
-    if (hex) {
-      char buffer[16];
-      std::snprintf(buffer, sizeof buffer, "0x%08xu", static_cast<unsigned>(values[k]));
-      item = buffer;
-    } else {
-      item = std::to_string(values[k]);
-    }
-    if (k + 1 < values.size()) item += ",";
-    if (!line.empty() && line.size() + 1 + item.size() > kTableWidth) {
-      out += line + "\n";
-      line.clear();
-    }
-    line += (line.empty() ? "" : " ") + item;
-  }
-  return out + line;
-}
 
 // The optional operands of a spec, in the order of Params and Arguments: each is one pointer
 // argument of the launcher and one member of the kernel's Params. `checked`: with what the
@@ -243,7 +202,7 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
                      "_RS<cute::GMMA::Major::K, cute::GMMA::Major::MN>"},
       {"softcap", spec.softcap.has_value()},
       {"score_domain", spec.softcap ? "tanh(scale * q.k / softcap)" : "q.k, unscaled"},
-      {"exp2_scale", f32_literal(spec.softcap ? *spec.softcap * log2e : spec.scale * log2e)},
+      {"exp2_scale", cuda_float_literal(spec.softcap ? *spec.softcap * log2e : spec.scale * log2e)},
       // The policies of the runtime (runtime/sm90a/forward/) this kernel is built from.
       {"score_mod", spec.softcap ? "kgen::sm90a::Softcap<Config>" : "kgen::sm90a::NoScoreMod"},
       {"mask_policy", !any_partial ? "kgen::sm90a::NoMask"
@@ -266,7 +225,7 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
       {"tile_kv", kv_entries.empty() ? std::string("0") : number_list(kv_entries)},
       {"q_block_order", number_list(order)},
   };
-  if (spec.softcap) context["tanh_scale"] = f32_literal(spec.scale / *spec.softcap);
+  if (spec.softcap) context["tanh_scale"] = cuda_float_literal(spec.scale / *spec.softcap);
   if (predicate) {
     const std::optional<int64_t> tail = kv_tail ? std::optional<int64_t>(s.kv_len) : std::nullopt;
     context["mask_predicate"] = mask_cpp_expression(lower_mask(spec.masks.unique.front(), tail));
@@ -277,7 +236,7 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
     context["mask_words"] = table.words_per_row;
     context["mask_blocks"] = table.blocks;
     context["mask_bits_size"] = static_cast<int64_t>(table.bits.size());
-    context["mask_bits"] = number_list(table.bits, true);
+    context["mask_bits"] = hex_number_list(table.bits);
     context["tile_mask_index"] = number_list(table.tile_block);
   }
 

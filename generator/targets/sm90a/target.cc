@@ -1,6 +1,9 @@
 // The sm90a target: FlashAttention-3-class kernels on CUTLASS/CuTe for Hopper
 // (docs/sm90a-kernel.md).
+#include "explain.h"
+#include "memory_budget.h"
 #include "targets/cuda/cuda_target.h"
+#include "targets/sm90a/backward_plan.h"
 #include "targets/sm90a/kernel_plan.h"
 
 namespace kgen {
@@ -10,6 +13,16 @@ class Sm90a final : public CudaTarget {
  public:
   Sm90a() : CudaTarget("sm90a", "sm_90a", &Spec::sm90a) {}
   KernelPlan plan(const Spec& spec) const override { return plan_sm90a_kernel(spec); }
+
+  std::optional<std::string> backward_unsupported(const Spec& spec) const override {
+    return sm90a_backward_unsupported(spec);
+  }
+  Tiling default_backward_tiling(const Spec&) const override {
+    return Tiling{kSm90aBackwardBlockQ, kSm90aBackwardBlockKv, 0};
+  }
+  std::vector<KernelPlan> plan_backward(const Spec& spec, const Tiling& tiling) const override {
+    return {plan_sm90a_backward_kernel(spec, GpuTarget{tiling.block_q, tiling.block_kv, std::nullopt})};
+  }
 
   // The kernel, the launcher header and the runtime headers it is compiled with.
   std::optional<ReceiptRule> receipt_rule() const override {
@@ -49,6 +62,47 @@ class Sm90a final : public CudaTarget {
                     blocks + " (more than " + std::to_string(kSm90aMaxMaskWords * 4 / (1 << 20)) +
                         " MiB of distinct partial-tile bits)",
                     "tiles whose distinct partial blocks fit the sm90a mask table");
+  }
+
+  void add_backward_rules(const Spec& spec, const Tiling& tiling, TilingRules& rules) const override {
+    rules.require(tiling.block_q == kSm90aBackwardBlockQ, "block_q", std::to_string(tiling.block_q),
+                  "64 (the backward streams one 64-row q tile per step)");
+    rules.require(tiling.block_kv == 64 || tiling.block_kv == 128, "block_kv", std::to_string(tiling.block_kv),
+                  "64 or 128 (one consumer warpgroup per 64 kv rows, dK and dV in its registers)");
+    if (rules.violation()) return;
+    const GpuTarget tiles{tiling.block_q, tiling.block_kv, std::nullopt};
+    const MemoryBudget smem = sm90a_backward_smem_budget(spec, tiles);
+    rules.at_most("block_kv", smem.total(), kGpuSmemLimit,
+                  std::to_string(tiling.block_kv) + " (shared memory " + kib(smem.total()) + ")",
+                  "blocks whose shared memory fits " + kib(kGpuSmemLimit));
+    const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads, gpu_tile_shape(spec, tiles));
+    const int64_t entries = sm90a_tile_entries(lists);
+    rules.at_most("block_kv", entries, kSm90aMaxTileEntries,
+                  std::to_string(tiling.block_kv) + " (" + std::to_string(entries) + " live tiles in the block plan)",
+                  "tiles whose block plan lists at most " + std::to_string(kSm90aMaxTileEntries) +
+                      " live tiles (the tables are source text of the generated kernel)");
+    if (partial_tile_mask(spec.masks, lists) == PartialTileMask::kBitmask) {
+      const int64_t words = static_cast<int64_t>(transposed_mask_table(spec.masks, transpose_block_lists(lists)).bits.size());
+      rules.at_most("block_kv", words, kSm90aMaxMaskWords,
+                    std::to_string(tiling.block_kv) + " (" + std::to_string(words) + " words of distinct partial-tile bits)",
+                    "tiles whose distinct partial blocks fit the sm90a mask table");
+    }
+  }
+
+  void explain_backward(std::ostream& out, const Spec& spec, const Tiling& tiling) const override {
+    const GpuTarget tiles{tiling.block_q, tiling.block_kv, std::nullopt};
+    const TileShape shape = gpu_tile_shape(spec, tiles);
+    const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads, shape);
+    const Shape& s = spec.shape;
+    out << "    backward: block_q " << tiling.block_q << ", block_kv " << tiling.block_kv
+        << " (preprocess, main, postprocess kernels; docs/sm90a-backward.md)\n";
+    out << "      main grid [batch * kv heads, kv blocks] = [" << s.batch * s.kv_heads << ", " << shape.kv_blocks()
+        << "], each CTA walking the q blocks of its kv block for the " << s.group() << " q head(s) of its group\n";
+    out << "      live tiles: " << lists.live_tiles_per_batch << " of " << lists.total_tiles_per_batch
+        << " per batch element (" << fraction_skipped(lists.live_tiles_per_batch, lists.total_tiles_per_batch)
+        << " skipped); " << describe_partial_tiles(partial_tile_mask(spec.masks, lists)) << "\n";
+    explain_budget(out, "backward shared memory", sm90a_backward_smem_budget(spec, tiles), kGpuSmemLimit);
+    out << "      workspace: " << kib(sm90a_backward_workspace_bytes(spec, tiles)) << " (f32 dq accumulator, lse, delta)\n";
   }
 };
 

@@ -15,6 +15,9 @@ namespace sm90a {
 // x = q.k, unscaled: nothing to do.
 struct NoScoreMod {
   static constexpr bool kModifies = false;
+
+  // ds / d(q.k) = scale: no factor besides it (the backward's).
+  CUTE_DEVICE static float derivative(float /*x*/) { return 1.f; }
 };
 
 // tanh to about 1e-7 absolute as 1 - 2 / (1 + 2^(2 log2(e) x)): one MUFU.EX2, one MUFU.RCP,
@@ -29,6 +32,13 @@ CUTE_DEVICE float softcap_tanh(float x) {
 template <class Config>
 struct Softcap {
   static constexpr bool kModifies = true;
+
+  // ds / d(q.k) = scale * (1 - x^2): the backward's factor besides the scale. A masked score
+  // (x = -inf) gives 0, not -inf, so that p = 0 times it stays 0.
+  CUTE_DEVICE static float derivative(float x) {
+    x = fmaxf(x, -1.f);
+    return 1.f - x * x;
+  }
 
   template <class Fragment>
   CUTE_DEVICE static void apply(Fragment& s) {

@@ -1,0 +1,59 @@
+#include "targets/cuda/source_text.h"
+
+#include <cstdio>
+
+namespace kgen {
+namespace {
+
+constexpr std::size_t kTableWidth = 94;
+
+std::string lay_out(const std::vector<std::string>& items) {
+  std::string out, line;
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    const std::string item = items[k] + (k + 1 < items.size() ? "," : "");
+    if (!line.empty() && line.size() + 1 + item.size() > kTableWidth) {
+      out += line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + item;
+  }
+  return out + line;
+}
+
+template <typename T>
+std::string decimal_list(const std::vector<T>& values) {
+  std::vector<std::string> items;
+  items.reserve(values.size());
+  for (T value : values) items.push_back(std::to_string(value));
+  return lay_out(items);
+}
+
+}  // namespace
+
+std::string cuda_float_literal(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.8ef", static_cast<double>(static_cast<float>(value)));
+  return buffer;
+}
+
+std::string short_number(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.9g", value);
+  return buffer;
+}
+
+std::string number_list(const std::vector<int64_t>& values) { return decimal_list(values); }
+std::string number_list(const std::vector<int32_t>& values) { return decimal_list(values); }
+
+std::string hex_number_list(const std::vector<uint32_t>& values) {
+  std::vector<std::string> items;
+  items.reserve(values.size());
+  for (uint32_t value : values) {
+    char buffer[16];
+    std::snprintf(buffer, sizeof buffer, "0x%08xu", static_cast<unsigned>(value));
+    items.push_back(buffer);
+  }
+  return lay_out(items);
+}
+
+}  // namespace kgen

@@ -1,0 +1,27 @@
+// How the CUDA targets' plans spell numbers in generated source: float literals, numbers in
+// comments, and the tables of the block plan laid out as initializer lines.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kgen {
+
+// A float constant, rounded to f32 first: "7.21347520e+01f".
+std::string cuda_float_literal(double value);
+
+// A short human spelling of a double for comments: 0.0883883476, 50.
+std::string short_number(double value);
+
+// Numbers as the lines of a C++ initializer, "1, 2, 3,\n4, 5": each line at most 94
+// characters, so that with the template's 4-space indent and the closing "};" every line of a
+// table fits the formatter's 100 columns. kgen lays tables out itself (the templates wrap them
+// in clang-format off/on): the formatter's column layout of a long list is not a rule a reader
+// can check.
+std::string number_list(const std::vector<int64_t>& values);
+std::string number_list(const std::vector<int32_t>& values);
+// The same, as 32-bit hex words: "0x0000ffffu".
+std::string hex_number_list(const std::vector<uint32_t>& values);
+
+}  // namespace kgen

@@ -1,0 +1,52 @@
+// The sm90a target's backward plan (docs/sm90a-backward.md): the FlashAttention-3-style
+// backward's tiles, the transposed block plan it walks (per kv block, the q blocks that see
+// it, partial first), its wgmma atoms, score constants and masks, as the contexts of
+// templates/sm90a/backward/kernel.cu.tmpl and launcher.h.tmpl.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "block_plan.h"
+#include "kernel_plans.h"
+#include "spec.h"
+
+namespace kgen {
+
+// Why the sm90a backward has no kernel for this spec (its head dimensions), or nothing.
+std::optional<std::string> sm90a_backward_unsupported(const Spec& spec);
+
+// The tiles when the spec sets none: one 64-row q tile per step, two consumer warpgroups of
+// 64 kv rows.
+constexpr int64_t kSm90aBackwardBlockQ = 64;
+constexpr int64_t kSm90aBackwardBlockKv = 128;
+
+// The forward's tile lists turned around: per (plan row, kv block) the q blocks whose tile
+// with it is partial, then those whose tile is full, each in increasing order.
+struct QBlockLists {
+  TileShape tiles;
+  int64_t rows = 0;
+  std::vector<std::vector<int32_t>> partial;  // [row * kv_blocks + kv block]
+  std::vector<std::vector<int32_t>> full;
+};
+QBlockLists transpose_block_lists(const KvBlockLists& lists);
+
+// The bits of every distinct partial tile of `lists`, transposed (block_kv rows of block_q
+// bits), deduplicated by content, and per entry of the flattened lists its block (-1: full).
+struct TransposedMaskTable {
+  int64_t words_per_row = 0;  // ceil(block_q / 32)
+  std::vector<uint32_t> bits;  // [block][block_kv][words_per_row]
+  int64_t blocks = 0;
+  std::vector<int32_t> entry_block;
+};
+TransposedMaskTable transposed_mask_table(const HeadMasks& masks, const QBlockLists& lists);
+
+// Bytes of the caller's f32 workspace: the dq accumulator and lse, delta per (padded) q row.
+int64_t sm90a_backward_workspace_bytes(const Spec& spec, const GpuTarget& tiles);
+
+// For a spec whose backward tiles passed the target's rules.
+KernelPlan plan_sm90a_backward_kernel(const Spec& spec, const GpuTarget& tiles);
+
+}  // namespace kgen

@@ -1,0 +1,240 @@
+// A consumer warpgroup of the backward: its 64 kv rows against every step's 64 q rows
+// (docs/sm90a-backward.md, "One step"). Per step: S^T = K Q^T and dP^T = V dO^T; the score
+// modifier and the masks; P^T = exp2(x kExp2Scale - lse_log2) and dS^T = P^T (dP^T - delta)
+// (times the softcap's derivative); dV += P^T dO and dK += dS^T Q with P^T, dS^T in
+// registers; dS^T to shared memory and dQ += dS K, added to the f32 workspace by atomics.
+// The epilogue writes dK (times the scale) and dV through shared memory with TMA.
+#pragma once
+
+#include <cstdint>
+
+#include <cute/tensor.hpp>
+#include <cute/atom/copy_atom.hpp>
+#include <cutlass/arch/barrier.h>
+#include <cutlass/numeric_conversion.h>
+
+#include "sm90a/backward/kernel_traits.cuh"
+#include "sm90a/backward/wgmma.cuh"
+#include "sm90a/backward/work.cuh"
+#include "sm90a/forward/math.cuh"
+
+namespace kgen {
+namespace sm90a {
+
+// A 16-bit copy of an f32 accumulator fragment, in the same element order.
+template <class Element, class Source, class Destination>
+CUTE_DEVICE void convert_fragment(Source const& source, Destination& destination) {
+  constexpr int kSize = int(cute::size(Source{}.layout()));
+  cutlass::NumericArrayConverter<Element, float, kSize> convert;
+  *reinterpret_cast<cutlass::Array<Element, kSize>*>(destination.data()) =
+      convert(*reinterpret_cast<cutlass::Array<float, kSize> const*>(source.data()));
+}
+
+// An accumulator tile to shared memory (a (64, N) K-major tile) with stmatrix, as its 16-bit
+// Element; the caller fences and synchronizes before the tile is read.
+template <class Element, class TiledMma, class Fragment, class SmemTensor>
+CUTE_DEVICE void store_fragment(TiledMma const& mma, Fragment const& fragment, SmemTensor& tile,
+                                int thread) {
+  using namespace cute;
+  TiledCopy store = make_tiled_copy_C(Copy_Atom<SM90_U32x4_STSM_N, Element>{}, mma);
+  ThrCopy thr_store = store.get_thread_slice(thread);
+  copy(store, thr_store.retile_S(fragment), thr_store.partition_D(tile));
+}
+
+template <class Config, class Params>
+CUTE_DEVICE void consume_backward(Params const& params,
+                                  typename BackwardTraits<Config>::SharedStorage& smem,
+                                  int consumer, BackwardCtaWork const& work) {
+  using namespace cute;
+  using Traits = BackwardTraits<Config>;
+  using Mma = BackwardMma<Config>;
+  using Element = typename Config::Element;
+  using Mask = typename Config::Mask;
+  using ScoreMod = typename Config::ScoreMod;
+  using Barrier = cutlass::arch::ClusterTransactionBarrier;
+  constexpr int kHeadDim = Config::kHeadDim;
+  constexpr int kStages = Config::kStages;
+  const int thread = int(threadIdx.x) % 128;
+  const int lane = thread % 32;
+  const int barrier_id = 1 + consumer;  // 0 is __syncthreads'
+  // This thread's rows of the S^T fragment are kv positions row_base and row_base + 8; its
+  // columns are q positions q_block * 64 + col_base + c + 8 n. In the dQ fragment the same
+  // indices are q rows (tile_row) and head_dim columns.
+  const int tile_row = (thread / 32) * 16 + lane / 4;
+  const int tile_row_base = consumer * 64 + tile_row;  // within the kv block
+  const int row_base = work.kv_block * Config::kBlockKv + tile_row_base;
+  const int col_base = 2 * (lane % 4);
+  const BackwardWorkspace<Config> workspace(params.workspace);
+
+  typename Mma::SdP mma_sdp;
+  typename Mma::Dkv mma_dkv;
+  typename Mma::Dq mma_dq;
+  ThrMMA thr_sdp = mma_sdp.get_thread_slice(thread);
+  ThrMMA thr_dkv = mma_dkv.get_thread_slice(thread);
+  ThrMMA thr_dq = mma_dq.get_thread_slice(thread);
+  Element* k_tile = smem.k.data() + consumer * Traits::kTileElements;
+  Element* v_tile = smem.v.data() + consumer * Traits::kTileElements;
+  Element* ds_tile = smem.ds.data() + consumer * Traits::kDsElements;
+  Tensor sK = make_tensor(make_smem_ptr(k_tile), typename Traits::SmemLayoutTile{});
+  Tensor sV = make_tensor(make_smem_ptr(v_tile), typename Traits::SmemLayoutTile{});
+  Tensor sKt = make_tensor(make_smem_ptr(k_tile), typename Traits::SmemLayoutTileT{});
+  Tensor sQ = make_tensor(make_smem_ptr(smem.q.data()), typename Traits::SmemLayoutQ{});
+  Tensor sDo = make_tensor(make_smem_ptr(smem.dout.data()), typename Traits::SmemLayoutQ{});
+  Tensor sQt = make_tensor(make_smem_ptr(smem.q.data()), typename Traits::SmemLayoutQt{});
+  Tensor sDot = make_tensor(make_smem_ptr(smem.dout.data()), typename Traits::SmemLayoutQt{});
+  Tensor sDs = make_tensor(make_smem_ptr(ds_tile), typename Traits::SmemLayoutDs{});
+  Tensor sDsT = make_tensor(make_smem_ptr(ds_tile), typename Traits::SmemLayoutDsT{});
+
+  Tensor tSrK = thr_sdp.make_fragment_A(thr_sdp.partition_A(sK));  // (mma, 1, d / 16)
+  Tensor tSrQ = thr_sdp.make_fragment_B(thr_sdp.partition_B(sQ));  // (mma, 1, d / 16, stage)
+  Tensor tDPrV = thr_sdp.make_fragment_A(thr_sdp.partition_A(sV));
+  Tensor tDPrDo = thr_sdp.make_fragment_B(thr_sdp.partition_B(sDo));
+  Tensor tDVrDo = thr_dkv.make_fragment_B(thr_dkv.partition_B(sDot));  // (mma, d / N, 4, stage)
+  Tensor tDKrQ = thr_dkv.make_fragment_B(thr_dkv.partition_B(sQt));
+  Tensor tDQrDs = thr_dq.make_fragment_A(thr_dq.partition_A(sDsT));  // (mma, 1, 4)
+
+  Tensor acc_s = partition_fragment_C(mma_sdp, Shape<_64, _64>{});
+  Tensor acc_dp = partition_fragment_C(mma_sdp, Shape<_64, _64>{});
+  Tensor acc_dk = partition_fragment_C(mma_dkv, Shape<_64, Int<kHeadDim>>{});
+  Tensor acc_dv = partition_fragment_C(mma_dkv, Shape<_64, Int<kHeadDim>>{});
+  Tensor acc_dq = partition_fragment_C(mma_dq, Shape<_64, _64>{});
+  Tensor frag_p = make_tensor<Element>(typename Mma::LayoutP{});
+  Tensor frag_ds = make_tensor<Element>(typename Mma::LayoutP{});
+  Tensor frag_ds_c = make_tensor(frag_ds.data(), acc_dp.layout());  // the same registers as C
+  static_assert(size(acc_s) == 32 && size(frag_p) == 32, "S^T and P^T fragments");
+  static_assert(size(acc_dk) == kHeadDim / 2, "dK and dV fragments");
+  clear(acc_dk);
+  clear(acc_dv);
+
+  const typename Config::SegmentMask segments(params, work.batch, row_base);
+  auto release = [&](uint64_t* empty_barrier) {
+    __syncwarp();
+    if (lane == 0) cutlass::arch::ClusterBarrier::arrive(empty_barrier);
+  };
+
+  if (work.steps > 0) Barrier::wait(&smem.kv_full, 0);
+  for_each_step<Config>(work, [&](BackwardStep const& step, int t) {
+    const int stage = t % kStages;
+    const uint32_t phase = (t / kStages) & 1;
+
+    // S^T = K Q^T and dP^T = V dO^T.
+    Barrier::wait(&smem.q_full[stage], phase);
+    Barrier::wait(&smem.dout_full[stage], phase);
+    warpgroup_fence_operand(acc_s);
+    warpgroup_fence_operand(acc_dp);
+    warpgroup_arrive();
+    wgmma_tile(mma_sdp, tSrK, tSrQ(_, _, _, stage), acc_s, true);
+    wgmma_tile(mma_sdp, tDPrV, tDPrDo(_, _, _, stage), acc_dp, true);
+    warpgroup_commit_batch();
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(acc_s);
+    warpgroup_fence_operand(acc_dp);
+
+    // The score domain and the masks, then P^T and dS^T from the forward's statistics.
+    const int col_first = step.q_block * Config::kBlockQ + col_base;
+    if constexpr (ScoreMod::kModifies) ScoreMod::apply(acc_s);  // before the masks: they stay -inf
+    if constexpr (Mask::kMasksPartialTiles) {
+      if (step.partial) Mask::apply(acc_s, step.entry, tile_row_base, row_base, col_first);
+    }
+    if constexpr (Config::SegmentMask::kMasks) segments.apply(acc_s, col_first);
+    const int64_t row_of_head =
+        (int64_t(work.batch) * Config::kQHeads + step.head) * Config::kQPadded + col_first;
+    const float2* lse_log2 = reinterpret_cast<const float2*>(workspace.lse_log2 + row_of_head);
+    const float2* delta = reinterpret_cast<const float2*>(workspace.delta + row_of_head);
+    CUTE_UNROLL
+    for (int n = 0; n < Config::kBlockQ / 8; ++n) {
+      const float2 l = lse_log2[4 * n];  // columns col_first + 8 n and + 1
+      const float2 d = delta[4 * n];
+      CUTE_UNROLL
+      for (int r = 0; r < 2; ++r) {
+        CUTE_UNROLL
+        for (int c = 0; c < 2; ++c) {
+          const int e = c + 2 * r + 4 * n;
+          const float x = acc_s(e);
+          const float p = fast_exp2(x * Config::kExp2Scale - (c == 0 ? l.x : l.y));
+          acc_s(e) = p;
+          acc_dp(e) = p * (acc_dp(e) - (c == 0 ? d.x : d.y)) * ScoreMod::derivative(x);
+        }
+      }
+    }
+    convert_fragment<Element>(acc_s, frag_p);
+    convert_fragment<Element>(acc_dp, frag_ds);
+
+    // dV += P^T dO and dK += dS^T Q, while dS^T goes to shared memory for dQ.
+    warpgroup_fence_operand(acc_dv);
+    warpgroup_fence_operand(acc_dk);
+    warpgroup_fence_operand(frag_p);
+    warpgroup_fence_operand(frag_ds);
+    warpgroup_arrive();
+    wgmma_tile(mma_dkv, frag_p, tDVrDo(_, _, _, stage), acc_dv, false);
+    wgmma_tile(mma_dkv, frag_ds, tDKrQ(_, _, _, stage), acc_dk, false);
+    warpgroup_commit_batch();
+    store_fragment<Element>(mma_sdp, frag_ds_c, sDs, thread);
+    cutlass::arch::fence_view_async_shared();  // generic-proxy writes, read next by wgmma
+    cutlass::arch::NamedBarrier::sync(128, barrier_id);
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(acc_dv);
+    warpgroup_fence_operand(acc_dk);
+    release(&smem.q_empty[stage]);
+    release(&smem.dout_empty[stage]);
+
+    // dQ += dS K, 64 head_dim columns at a time, into the workspace.
+    float* dq_rows = workspace.dq_accum +
+                     ((int64_t(work.batch) * Config::kQHeads + step.head) * Config::kQPadded +
+                      step.q_block * Config::kBlockQ + tile_row) *
+                         kHeadDim +
+                     col_base;
+    CUTE_UNROLL
+    for (int chunk = 0; chunk < kHeadDim / 64; ++chunk) {
+      Tensor tDQrK = thr_dq.make_fragment_B(
+          thr_dq.partition_B(local_tile(sKt, Shape<_64, _64>{}, make_coord(chunk, _0{}))));
+      warpgroup_fence_operand(acc_dq);
+      warpgroup_arrive();
+      wgmma_tile(mma_dq, tDQrDs, tDQrK, acc_dq, true);
+      warpgroup_commit_batch();
+      warpgroup_wait<0>();
+      warpgroup_fence_operand(acc_dq);
+      CUTE_UNROLL
+      for (int n = 0; n < 8; ++n) {
+        CUTE_UNROLL
+        for (int r = 0; r < 2; ++r) {
+          float2* target =
+              reinterpret_cast<float2*>(dq_rows + 8 * r * kHeadDim + chunk * 64 + 8 * n);
+          atomicAdd(target, make_float2(acc_dq(2 * r + 4 * n), acc_dq(1 + 2 * r + 4 * n)));
+        }
+      }
+    }
+  });
+
+  // dK = scale * acc (dS is the gradient of the unscaled q.k) and dV, over this consumer's
+  // own K and V tiles (no wgmma reads them any more), then one TMA store each.
+  CUTE_UNROLL
+  for (int e = 0; e < size(acc_dk); ++e) acc_dk(e) *= Config::kScale;
+  Tensor frag_dk = make_tensor_like<Element>(acc_dk);
+  Tensor frag_dv = make_tensor_like<Element>(acc_dv);
+  convert_fragment<Element>(acc_dk, frag_dk);
+  convert_fragment<Element>(acc_dv, frag_dv);
+  store_fragment<Element>(mma_dkv, frag_dk, sK, thread);
+  store_fragment<Element>(mma_dkv, frag_dv, sV, thread);
+  cutlass::arch::fence_view_async_shared();  // generic-proxy writes, read next by the TMA unit
+  cutlass::arch::NamedBarrier::sync(128, barrier_id);
+  if (thread / 32 == 0 && cute::elect_one_sync()) {
+    const int tile = work.kv_block * Config::kConsumers + consumer;
+    auto store = [&](auto const& tma, auto const& s) {
+      Tensor m = tma.get_tma_tensor(
+          make_shape(int(Config::kKvLen), kHeadDim, int(Config::kKvHeads), int(Config::kBatch)));
+      Tensor g = local_tile(m(_, _, work.kv_head, work.batch), Shape<_64, Int<kHeadDim>>{},
+                            make_coord(_, _0{}));
+      auto [tg, ts] =
+          tma_partition(tma, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(s), group_modes<0, 2>(g));
+      copy(tma, ts, tg(_, tile));
+    };
+    store(params.tma.dk, sK);
+    store(params.tma.dv, sV);
+    tma_store_arrive();
+    tma_store_wait<0>();  // the shared-memory source must outlive the store
+  }
+}
+
+}  // namespace sm90a
+}  // namespace kgen
