@@ -16,6 +16,13 @@ Compiles KERNEL.cu with nvcc for sm_90a exactly as a user would build it, then f
 --report writes the findings as JSON: what a kernel's receipt records as its nvcc_sass check
 (docs/receipts.md), with the nvcc and CUTLASS versions and no times.
 
+nvcc's output (its log and the object) is cached by content: the key is every byte nvcc reads
+that can change here (the kernel, the headers it includes from its own folder, every runtime
+header, the CUTLASS version, nvcc's version and the command's flags), so an unchanged kernel
+is not recompiled, in this checkout or a fresh clone beside it; every check still runs on the
+cached log and object. The cache is $KGEN_COMPILE_CACHE (default ~/.cache/kgen/nvcc);
+KGEN_COMPILE_CACHE=off turns it off. Failed compiles are not cached.
+
 Exit status: 0 pass, 1 a check failed, 2 a usage or tool error, 77 the file is a kgen
 placeholder (nothing to compile yet; ctest reports the test as skipped).
 
@@ -25,9 +32,11 @@ placeholder (nothing to compile yet; ctest reports the test as skipped).
 """
 
 import argparse
+import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -109,6 +118,60 @@ def readable(functions):
     return [dict(fn, function=name) for fn, name in zip(functions, out)]
 
 
+def cache_folder():
+    folder = os.environ.get("KGEN_COMPILE_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "kgen", "nvcc"))
+    return None if folder == "off" else folder
+
+
+def cache_key(args, command, text):
+    """sha256 over everything the compile depends on that can change between runs here."""
+    digest = hashlib.sha256()
+
+    def add(label, data):
+        data = data if isinstance(data, bytes) else data.encode()
+        digest.update(f"{label}\0{len(data)}\0".encode())
+        digest.update(data)
+
+    add("flags", "\0".join(command[1:-4]))  # without the tool, the source and the object paths
+    add("nvcc", subprocess.run([args.nvcc, "--version"], capture_output=True, text=True).stdout)
+    add("cutlass", json.dumps(tool_versions(args), sort_keys=True))
+    add("kernel", text)
+    folder = os.path.dirname(os.path.abspath(args.kernel))
+    for local in sorted(set(re.findall(r'^#include "([^"]+)"', text, re.MULTILINE))):
+        with open(os.path.join(folder, local), "rb") as f:
+            add("local " + local, f.read())
+    runtime = os.path.abspath(args.runtime_include)
+    for root, _, files in sorted(os.walk(runtime)):
+        for file in sorted(files):
+            path = os.path.join(root, file)
+            with open(path, "rb") as f:
+                add("runtime " + os.path.relpath(path, runtime), f.read())
+    with open(os.path.abspath(__file__), "rb") as f:
+        add("checker", f.read())
+    return digest.hexdigest()
+
+
+def compile_cached(args, command, text, obj):
+    """Runs nvcc (or takes its cached result): (return code, log, cached?)."""
+    folder = cache_folder()
+    entry = os.path.join(folder, cache_key(args, command, text)) if folder else None
+    if entry and os.path.isfile(entry + ".o") and os.path.isfile(entry + ".log"):
+        shutil.copyfile(entry + ".o", obj)
+        with open(entry + ".log", encoding="utf-8") as f:
+            return 0, f.read(), True
+    build = subprocess.run(command, cwd=os.path.dirname(os.path.abspath(args.kernel)), capture_output=True, text=True)
+    log = build.stdout + build.stderr
+    if entry and build.returncode == 0:
+        os.makedirs(folder, exist_ok=True)
+        # Written under temporary names and renamed: a concurrent reader sees all or nothing.
+        for suffix, write in ((".o", lambda path: shutil.copyfile(obj, path)),
+                              (".log", lambda path: open(path, "w", encoding="utf-8").write(log))):
+            temporary = f"{entry}{suffix}.{os.getpid()}"
+            write(temporary)
+            os.replace(temporary, entry + suffix)
+    return build.returncode, log, False
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("kernel")
@@ -156,14 +219,12 @@ def main():
             os.makedirs(os.path.dirname(os.path.abspath(obj)), exist_ok=True)
         command = nvcc_command(args, os.path.abspath(args.kernel), obj)
         start = time.monotonic()
-        build = subprocess.run(command, cwd=os.path.dirname(os.path.abspath(args.kernel)),
-                               capture_output=True, text=True)
+        returncode, log, cached = compile_cached(args, command, text, obj)
         seconds = time.monotonic() - start
-        log = build.stdout + build.stderr
         failures = []
-        if build.returncode != 0:
+        if returncode != 0:
             print(log)
-            print(f"FAIL {name}: nvcc exited with {build.returncode}")
+            print(f"FAIL {name}: nvcc exited with {returncode}")
             print("command: " + " ".join(command))
             return 1
 
@@ -229,7 +290,7 @@ def main():
             f.write("\n")
     for line in warnings + notes:
         print("  " + line)
-    summary = (f"{name}: {seconds:.1f} s, {registers} registers, "
+    summary = (f"{name}: {seconds:.1f} s{' (nvcc output cached)' if cached else ''}, {registers} registers, "
                f"spills {sum(fn['spill_stores'] + fn['spill_loads'] for fn in functions)} bytes, "
                f"stack {sum(fn['stack'] for fn in functions)} bytes, HGMMA {hgmma}, setmaxnreg {setmaxnreg}")
     if failures:
