@@ -11,6 +11,7 @@
 #include "compare.h"
 #include "dense_backward.h"
 #include "device_buffers.h"
+#include "gpu_timing.h"
 #include "json_fields.h"
 #include "kernel_names.h"
 #include "verification_inputs.h"
@@ -151,26 +152,11 @@ int run_backward_harness(const Spec& spec, const Launch& forward, const Backward
                         {"guard_bytes_changed", damage}};
 
     if (options.bench_iterations > 0) {
-      cudaEvent_t start, stop;
-      check(cudaEventCreate(&start), "cudaEventCreate");
-      check(cudaEventCreate(&stop), "cudaEventCreate");
-      for (int w = 0; w < 3; ++w) backward(b, stream);
-      std::vector<float> ms;
-      for (int it = 0; it < options.bench_iterations; ++it) {
-        check(cudaEventRecord(start, stream), "cudaEventRecord");
-        backward(b, stream);
-        check(cudaEventRecord(stop, stream), "cudaEventRecord");
-        check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-        float elapsed = 0;
-        check(cudaEventElapsedTime(&elapsed, start, stop), "cudaEventElapsedTime");
-        ms.push_back(elapsed);
-      }
-      std::sort(ms.begin(), ms.end());
+      const std::vector<float> ms =
+          timed_runs_ms([&]() { backward(b, stream); }, options.bench_iterations, stream);
       std::printf("backward time: median %.4f ms of %d runs (min %.4f)\n", double(ms[ms.size() / 2]),
                   options.bench_iterations, double(ms.front()));
       receipt["time"] = {{"runs", options.bench_iterations}, {"median_ms", ms[ms.size() / 2]}, {"min_ms", ms.front()}};
-      cudaEventDestroy(start);
-      cudaEventDestroy(stop);
     }
     cudaStreamDestroy(stream);
     receipt["passed"] = pass;

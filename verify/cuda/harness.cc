@@ -12,6 +12,7 @@
 
 #include "compare.h"
 #include "device_buffers.h"
+#include "gpu_timing.h"
 #include "dense_reference.h"
 #include "dtype_rounding.h"
 #include "json_fields.h"
@@ -138,21 +139,8 @@ int run_harness(const Spec& spec, const Launch& launch, const HarnessOptions& op
                         {"guard_bytes_changed", out_damage + lse_damage}};
 
     if (options.bench_iterations > 0) {
-      cudaEvent_t start, stop;
-      check(cudaEventCreate(&start), "cudaEventCreate");
-      check(cudaEventCreate(&stop), "cudaEventCreate");
-      for (int w = 0; w < 3; ++w) launch(tensors, stream);
-      std::vector<float> ms;
-      for (int it = 0; it < options.bench_iterations; ++it) {
-        check(cudaEventRecord(start, stream), "cudaEventRecord");
-        launch(tensors, stream);
-        check(cudaEventRecord(stop, stream), "cudaEventRecord");
-        check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-        float elapsed = 0;
-        check(cudaEventElapsedTime(&elapsed, start, stop), "cudaEventElapsedTime");
-        ms.push_back(elapsed);
-      }
-      std::sort(ms.begin(), ms.end());
+      const std::vector<float> ms =
+          timed_runs_ms([&]() { launch(tensors, stream); }, options.bench_iterations, stream);
       const double median = ms[ms.size() / 2];
       const double flops = 2.0 * kgen::kept_pairs(spec, inputs.q_segment_ids, inputs.kv_segment_ids) *
                            double(s.head_dim + s.head_dim_v);
@@ -162,8 +150,6 @@ int run_harness(const Spec& spec, const Launch& launch, const HarnessOptions& op
                          {"median_ms", median},
                          {"min_ms", double(ms.front())},
                          {"effective_tflops", flops / (median * 1e-3) / 1e12}};
-      cudaEventDestroy(start);
-      cudaEventDestroy(stop);
     }
     cudaStreamDestroy(stream);
     receipt["passed"] = pass;

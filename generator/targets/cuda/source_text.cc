@@ -42,6 +42,25 @@ std::string short_number(double value) {
   return buffer;
 }
 
+std::string score_formula(const Spec& spec) {
+  if (!spec.softcap) return short_number(spec.scale) + " * q.k";
+  return short_number(*spec.softcap) + " * tanh(" + short_number(spec.scale) + " * q.k / " +
+         short_number(*spec.softcap) + ")";
+}
+
+std::string mask_strategy(PartialTileMask mask, bool segment_ids, const std::string& bitmask) {
+  std::string strategy;
+  switch (mask) {
+    case PartialTileMask::kNone: strategy = "no partial tiles: no mask code; full tiles only"; break;
+    case PartialTileMask::kPredicate:
+      strategy = "partial tiles: the mask predicate, evaluated in the kernel; full tiles: no mask";
+      break;
+    case PartialTileMask::kBitmask: strategy = "partial tiles: a precomputed " + bitmask + " per tile; full tiles: no mask"; break;
+  }
+  if (segment_ids) strategy += "; segment ids tested on every tile";
+  return strategy;
+}
+
 std::string number_list(const std::vector<int64_t>& values) { return decimal_list(values); }
 std::string number_list(const std::vector<int32_t>& values) { return decimal_list(values); }
 

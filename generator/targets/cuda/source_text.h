@@ -1,10 +1,13 @@
-// How the CUDA targets' plans spell numbers in generated source: float literals, numbers in
-// comments, and the tables of the block plan laid out as initializer lines.
+// How the CUDA targets' plans spell things in generated source: float literals, numbers and
+// phrases in comments, and the tables of the block plan laid out as initializer lines.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "block_plan.h"
+#include "spec.h"
 
 namespace kgen {
 
@@ -13,6 +16,14 @@ std::string cuda_float_literal(double value);
 
 // A short human spelling of a double for comments: 0.0883883476, 50.
 std::string short_number(double value);
+
+// The score as a header comment writes it: "50 * tanh(0.0883883476 * q.k / 50)" or
+// "0.0883883476 * q.k".
+std::string score_formula(const Spec& spec);
+
+// How the kernel masks its tiles, for its header comment; `bitmask` names the bitmask kind
+// ("bitmask", "transposed bitmask").
+std::string mask_strategy(PartialTileMask mask, bool segment_ids, const std::string& bitmask);
 
 // Numbers as the lines of a C++ initializer, "1, 2, 3,\n4, 5": each line at most 94
 // characters, so that with the template's 4-space indent and the closing "};" every line of a

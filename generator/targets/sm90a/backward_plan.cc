@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 
 #include "kernel_names.h"
 #include "mask_printers.h"
 #include "memory_budget.h"
 #include "targets/cuda/cuda_target.h"
 #include "targets/cuda/source_text.h"
+#include "targets/cuda/tile_tables.h"
 #include "targets/sm90a/kernel_plan.h"
 
 namespace kgen {
@@ -118,25 +118,14 @@ KernelPlan plan_sm90a_backward_kernel(const Spec& spec, const GpuTarget& tiling)
   const std::string symbol = kernel_symbol(spec.name, "sm90a", "backward");
   const int64_t workspace_bytes = sm90a_backward_workspace_bytes(spec, tiling);
 
-  // The lists, flattened: per list its partial q blocks, then its full ones; the steps of a
-  // kv block are those of every q head of its group.
-  std::vector<int64_t> begin{0}, partial_count, q_entries;
+  // The lists, flattened: per list its partial q blocks, then its full ones. Launch order:
+  // the kv blocks with the most steps (over every plan row, as a CTA walks every q head of
+  // its group) first.
+  const FlatTileLists flat = flatten_tile_lists(lists.partial, lists.full);
   std::vector<int64_t> steps_per_kv_block(static_cast<std::size_t>(kv_blocks), 0);
-  for (int64_t list = 0; list < list_count; ++list) {
-    const auto& partial = lists.partial[static_cast<std::size_t>(list)];
-    const auto& full = lists.full[static_cast<std::size_t>(list)];
-    q_entries.insert(q_entries.end(), partial.begin(), partial.end());
-    q_entries.insert(q_entries.end(), full.begin(), full.end());
-    begin.push_back(static_cast<int64_t>(q_entries.size()));
-    partial_count.push_back(static_cast<int64_t>(partial.size()));
-    steps_per_kv_block[static_cast<std::size_t>(list % kv_blocks)] += static_cast<int64_t>(partial.size() + full.size());
-  }
-  // Launch order: most steps first (ties in kv block order), so long CTAs start early.
-  std::vector<int64_t> order(static_cast<std::size_t>(kv_blocks));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return steps_per_kv_block[static_cast<std::size_t>(a)] > steps_per_kv_block[static_cast<std::size_t>(b)];
-  });
+  for (int64_t list = 0; list < list_count; ++list)
+    steps_per_kv_block[static_cast<std::size_t>(list % kv_blocks)] += flat.size(static_cast<std::size_t>(list));
+  const std::vector<int64_t> order = heaviest_first(steps_per_kv_block);
 
   const PartialTileMask partial_mask = partial_tile_mask(spec.masks, forward_lists);
   const bool any_partial = partial_mask != PartialTileMask::kNone;
@@ -148,15 +137,6 @@ KernelPlan plan_sm90a_backward_kernel(const Spec& spec, const GpuTarget& tiling)
            a_major + ", cute::GMMA::Major::" + b_major + ">";
   };
   const double log2e = 1.4426950408889634;
-
-  std::string strategy;
-  if (!any_partial)
-    strategy = "no partial tiles: no mask code; full tiles only";
-  else if (predicate)
-    strategy = "partial tiles: the mask predicate, evaluated in the kernel; full tiles: no mask";
-  else
-    strategy = "partial tiles: a precomputed transposed bitmask per tile; full tiles: no mask";
-  if (spec.segment_ids) strategy += "; segment ids tested on every tile";
 
   Json context = {
       {"symbol", symbol},
@@ -185,7 +165,7 @@ KernelPlan plan_sm90a_backward_kernel(const Spec& spec, const GpuTarget& tiling)
       {"total_tiles", forward_lists.total_tiles_per_batch},
       {"smem_budget", shared_bytes},
       {"mask_summary", spec.mask_summary},
-      {"mask_strategy", strategy},
+      {"mask_strategy", mask_strategy(partial_mask, spec.segment_ids, "transposed bitmask")},
       {"mma_sdp", atom(tiling.block_q, "SS", "K", "K")},
       {"mma_dkv", atom(s.head_dim, "RS", "K", "MN")},
       {"mma_dq", atom(64, "SS", "MN", "MN")},
@@ -209,11 +189,11 @@ KernelPlan plan_sm90a_backward_kernel(const Spec& spec, const GpuTarget& tiling)
       // The transposed block plan's tables.
       {"lists", list_count},
       {"lists_plus_one", list_count + 1},
-      {"step_entries", static_cast<int64_t>(q_entries.size())},
-      {"step_begin", number_list(begin)},
-      {"step_partial_count", number_list(partial_count)},
-      {"step_q_size", std::max<int64_t>(1, static_cast<int64_t>(q_entries.size()))},
-      {"step_q", q_entries.empty() ? std::string("0") : number_list(q_entries)},
+      {"step_entries", static_cast<int64_t>(flat.entries.size())},
+      {"step_begin", number_list(flat.begin)},
+      {"step_partial_count", number_list(flat.partial_count)},
+      {"step_q_size", std::max<int64_t>(1, static_cast<int64_t>(flat.entries.size()))},
+      {"step_q", flat.entries.empty() ? std::string("0") : number_list(flat.entries)},
       {"kv_block_order", number_list(order)},
   };
   if (spec.softcap) context["tanh_scale"] = cuda_float_literal(spec.scale / *spec.softcap);
@@ -232,16 +212,12 @@ KernelPlan plan_sm90a_backward_kernel(const Spec& spec, const GpuTarget& tiling)
     context["step_mask_index"] = number_list(table.entry_block);
   }
 
-  const std::string score_formula =
-      spec.softcap ? short_number(*spec.softcap) + " * tanh(" + short_number(spec.scale) + " * q.k / " +
-                         short_number(*spec.softcap) + ")"
-                   : short_number(spec.scale) + " * q.k";
   Json header = {
       {"symbol", symbol},
       {"kernel_file", generated_file_name(spec.name, "sm90a", "cu", "backward")},
       {"forward_symbol", kernel_symbol(spec.name, "sm90a")},
       {"group", s.group()},
-      {"score_formula", score_formula},
+      {"score_formula", score_formula(spec)},
       {"mask_summary", spec.mask_summary},
       {"batch", s.batch},
       {"q_heads", s.q_heads},

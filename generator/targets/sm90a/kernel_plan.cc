@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <numeric>
 #include <stdexcept>
 
 #include "diagnostics.h"
@@ -12,6 +11,7 @@
 #include "memory_budget.h"
 #include "targets/cuda/cuda_target.h"
 #include "targets/cuda/source_text.h"
+#include "targets/cuda/tile_tables.h"
 
 namespace kgen {
 namespace {
@@ -129,24 +129,13 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
   const int64_t shared_bytes = gpu_smem_budget(spec, gpu).total();
   const std::string symbol = kernel_symbol(spec.name, "sm90a");
 
-  // The tile lists, flattened: per list its partial kv blocks, then its full ones.
-  std::vector<int64_t> begin{0}, partial_count, kv_entries;
+  // The tile lists, flattened: per list its partial kv blocks, then its full ones. Launch
+  // order: the q blocks with the most live tiles (over all plan rows) first.
+  const FlatTileLists flat = flatten_tile_lists(lists.partial, lists.full);
   std::vector<int64_t> live_per_q_block(static_cast<std::size_t>(q_blocks), 0);
-  for (int64_t list = 0; list < list_count; ++list) {
-    const auto& partial = lists.partial[static_cast<std::size_t>(list)];
-    const auto& full = lists.full[static_cast<std::size_t>(list)];
-    kv_entries.insert(kv_entries.end(), partial.begin(), partial.end());
-    kv_entries.insert(kv_entries.end(), full.begin(), full.end());
-    begin.push_back(static_cast<int64_t>(kv_entries.size()));
-    partial_count.push_back(static_cast<int64_t>(partial.size()));
-    live_per_q_block[static_cast<std::size_t>(list % q_blocks)] += static_cast<int64_t>(partial.size() + full.size());
-  }
-  // Launch order: most live tiles first (ties in q block order), so long CTAs start early.
-  std::vector<int64_t> order(static_cast<std::size_t>(q_blocks));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return live_per_q_block[static_cast<std::size_t>(a)] > live_per_q_block[static_cast<std::size_t>(b)];
-  });
+  for (int64_t list = 0; list < list_count; ++list)
+    live_per_q_block[static_cast<std::size_t>(list % q_blocks)] += flat.size(static_cast<std::size_t>(list));
+  const std::vector<int64_t> order = heaviest_first(live_per_q_block);
 
   const PartialTileMask partial_mask = partial_tile_mask(spec.masks, lists);
   const bool any_partial = partial_mask != PartialTileMask::kNone;
@@ -156,15 +145,6 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
   const bool extended = std::find(std::begin(kBaseMmaN), std::end(kBaseMmaN), gpu.block_kv) == std::end(kBaseMmaN);
   const std::string letters = dtype_info(spec.dtype).wgmma_letters;
   const double log2e = 1.4426950408889634;
-
-  std::string strategy;
-  if (!any_partial)
-    strategy = "no partial tiles: no mask code; full tiles only";
-  else if (predicate)
-    strategy = "partial tiles: the mask predicate, evaluated in the kernel; full tiles: no mask";
-  else
-    strategy = "partial tiles: a precomputed bitmask per tile; full tiles: no mask";
-  if (spec.segment_ids) strategy += "; segment ids tested on every tile";
 
   const std::string element_type = dtype_info(spec.dtype).cutlass_type;
   Json context = {
@@ -194,7 +174,7 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
       {"total_tiles", lists.total_tiles_per_batch},
       {"smem_budget", shared_bytes},
       {"mask_summary", spec.mask_summary},
-      {"mask_strategy", strategy},
+      {"mask_strategy", mask_strategy(partial_mask, spec.segment_ids, "bitmask")},
       {"extended_mma_shapes", extended},
       {"mma_qk", "cute::SM90_64x" + std::to_string(gpu.block_kv) + "x16_F32" + letters +
                      "_SS<cute::GMMA::Major::K, cute::GMMA::Major::K>"},
@@ -218,11 +198,11 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
       // The block plan's tables.
       {"lists", list_count},
       {"lists_plus_one", list_count + 1},
-      {"tile_entries", static_cast<int64_t>(kv_entries.size())},
-      {"tile_begin", number_list(begin)},
-      {"tile_partial_count", number_list(partial_count)},
-      {"tile_kv_size", std::max<int64_t>(1, static_cast<int64_t>(kv_entries.size()))},
-      {"tile_kv", kv_entries.empty() ? std::string("0") : number_list(kv_entries)},
+      {"tile_entries", static_cast<int64_t>(flat.entries.size())},
+      {"tile_begin", number_list(flat.begin)},
+      {"tile_partial_count", number_list(flat.partial_count)},
+      {"tile_kv_size", std::max<int64_t>(1, static_cast<int64_t>(flat.entries.size()))},
+      {"tile_kv", flat.entries.empty() ? std::string("0") : number_list(flat.entries)},
       {"q_block_order", number_list(order)},
   };
   if (spec.softcap) context["tanh_scale"] = cuda_float_literal(spec.scale / *spec.softcap);
@@ -240,15 +220,11 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
     context["tile_mask_index"] = number_list(table.tile_block);
   }
 
-  const std::string score_formula =
-      spec.softcap ? short_number(*spec.softcap) + " * tanh(" + short_number(spec.scale) + " * q.k / " +
-                         short_number(*spec.softcap) + ")"
-                   : short_number(spec.scale) + " * q.k";
   Json header = {
       {"symbol", symbol},
       {"kernel_file", generated_file_name(spec.name, "sm90a", "cu")},
       {"group", s.group()},
-      {"score_formula", score_formula},
+      {"score_formula", score_formula(spec)},
       {"mask_summary", spec.mask_summary},
       {"batch", s.batch},
       {"q_heads", s.q_heads},
