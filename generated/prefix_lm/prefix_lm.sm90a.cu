@@ -3,7 +3,7 @@
 // Template: templates/sm90a/forward/kernel.cu.tmpl
 // Template: templates/sm90a/forward/block_tables.cu.tmpl
 // Template: templates/sm90a/forward/launch.cu.tmpl
-// Runtime: runtime/sm90a (sha256 0eb40c3713aeba9b54f4b967eb509339370d2ce6f40daf9d0ae05f186b70953a)
+// Runtime: runtime/sm90a (sha256 1b17bc5d91441a58437d39272917a9c96be505fbfba3a0d31f078db4f3ed7920)
 
 // prefix_lm_sm90a: attention forward for Hopper (sm_90a) on CUTLASS/CuTe, FlashAttention-3 style.
 //

@@ -160,7 +160,7 @@ CUTE_DEVICE void consume_backward(Params const& params,
     convert_fragment<Element>(acc_s, frag_p);
     convert_fragment<Element>(acc_dp, frag_ds);
 
-    // dV += P^T dO and dK += dS^T Q, while dS^T goes to shared memory for dQ.
+    // dV += P^T dO and dK += dS^T Q.
     warpgroup_fence_operand(acc_dv);
     warpgroup_fence_operand(acc_dk);
     warpgroup_fence_operand(frag_p);
@@ -169,12 +169,14 @@ CUTE_DEVICE void consume_backward(Params const& params,
     wgmma_tile(mma_dkv, frag_p, tDVrDo(_, _, _, stage), acc_dv, false);
     wgmma_tile(mma_dkv, frag_ds, tDKrQ(_, _, _, stage), acc_dk, false);
     warpgroup_commit_batch();
-    store_fragment<Element>(mma_sdp, frag_ds_c, sDs, thread);
-    cutlass::arch::fence_view_async_shared();  // generic-proxy writes, read next by wgmma
-    cutlass::arch::NamedBarrier::sync(128, barrier_id);
     warpgroup_wait<0>();
     warpgroup_fence_operand(acc_dv);
     warpgroup_fence_operand(acc_dk);
+    // dS^T to shared memory for dQ, only now: an in-flight wgmma's register operands (frag_ds)
+    // must not be read.
+    store_fragment<Element>(mma_sdp, frag_ds_c, sDs, thread);
+    cutlass::arch::fence_view_async_shared();            // generic-proxy writes, read next by wgmma
+    cutlass::arch::NamedBarrier::sync(128, barrier_id);  // every warp's dS^T rows are written
     release(&smem.q_empty[stage]);
     release(&smem.dout_empty[stage]);
 
@@ -204,10 +206,15 @@ CUTE_DEVICE void consume_backward(Params const& params,
         }
       }
     }
+    // Each warp's wait covers only its own slice of the dQ product, which reads every row of
+    // dS^T and K: no warp may write the next step's dS^T (or, after the last step, dK over the
+    // K tile) before all four are done reading.
+    cutlass::arch::NamedBarrier::sync(128, barrier_id);
   });
 
   // dK = scale * acc (dS is the gradient of the unscaled q.k) and dV, over this consumer's
-  // own K and V tiles (no wgmma reads them any more), then one TMA store each.
+  // own K and V tiles (the last step's closing barrier: no wgmma of this warpgroup reads them
+  // any more; the other consumer never does), then one TMA store each.
   CUTE_UNROLL
   for (int e = 0; e < size(acc_dk); ++e) acc_dk(e) *= Config::kScale;
   Tensor frag_dk = make_tensor_like<Element>(acc_dk);
