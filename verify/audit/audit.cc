@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -13,6 +14,7 @@
 
 #include "clang_pass.h"
 #include "kernel_names.h"
+#include "prelude_pch.h"
 #include "targets/target.h"
 
 #ifndef KGEN_AUDIT_CLANG
@@ -446,7 +448,8 @@ KernelInterface parse_interface(const Json& json) {
 
 Toolchain default_toolchain() {
   return Toolchain{KGEN_AUDIT_CLANG,           KGEN_AUDIT_RESOURCE_DIR,    KGEN_AUDIT_CUDA_PATH,
-                   KGEN_AUDIT_CUTLASS_INCLUDE, KGEN_AUDIT_RUNTIME_INCLUDE, {}};
+                   KGEN_AUDIT_CUTLASS_INCLUDE, KGEN_AUDIT_RUNTIME_INCLUDE, {},
+                   KGEN_AUDIT_PCH_DIR};
 }
 
 namespace {
@@ -568,9 +571,20 @@ std::vector<Finding> audit_cuda_file(const CudaKernelFile& file, const Toolchain
   const std::string dir = fs::path(file.path).parent_path().string();
   const std::vector<std::string> device_command = clang_command(tools, file.path, file.target, true);
   const std::vector<std::string> host_command = clang_command(tools, file.path, file.target, false);
+  const std::string prelude = prelude_text(tools.runtime_include, file.target, file.path);
   auto timed = [&](const std::vector<std::string>& command, bool device, double& seconds) {
     const auto start = std::chrono::steady_clock::now();
-    PassFacts facts = run_clang_pass(command, AuditedCode{dir.empty() ? "." : dir, tools.runtime_include}, device);
+    const PreludePch pch({command.begin(), command.end() - 1}, prelude, tools.pch_dir);
+    auto parse = [&](const std::optional<std::string>& pch_path) {
+      std::vector<std::string> with_pch = command;
+      if (pch_path) with_pch.insert(with_pch.end() - 1, {"-include-pch", *pch_path});
+      return run_clang_pass(with_pch, AuditedCode{dir.empty() ? "." : dir, tools.runtime_include}, device);
+    };
+    const std::optional<std::string> kept = pch.path();
+    PassFacts facts = parse(kept);
+    if (kept && std::any_of(facts.findings.begin(), facts.findings.end(),
+                            [](const Finding& f) { return PreludePch::is_pch_error(f.message); }))
+      facts = parse(pch.path(/*rebuild=*/true));  // stale: without one when it cannot be rebuilt
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return facts;
   };

@@ -98,6 +98,7 @@ struct Toolchain {
   std::string cutlass_include;  // CUTLASS/CuTe headers (-isystem)
   std::string runtime_include;  // kgen's runtime headers (runtime/, -I): the sm90a kernels include them
   std::vector<std::string> extra_args;
+  std::string pch_dir;          // where the prelude PCHs are kept (prelude_pch.h); empty: none
 };
 Toolchain default_toolchain();  // the paths this build was configured with
 // The driver command line of one pass (device: true for --cuda-device-only), for reports.

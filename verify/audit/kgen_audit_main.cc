@@ -24,10 +24,12 @@ namespace {
 const char* const kUsage =
     "usage: kgen-audit SPEC... [--generated DIR] [--timing] [--print-command] [--print-interface]\n"
     "                  [--cuda-path DIR] [--cutlass-include DIR] [--runtime-include DIR] [--extra-arg ARG]... [--skip-code N]\n"
+    "                  [--no-pch]\n"
     "  audits DIR/<name>/ (default DIR: generated) for each spec: every sm90a/sm100a kernel\n"
     "  file its MANIFEST.json lists that is not a placeholder (docs/audit.md)\n"
     "  --skip-code N: exit N, not 0, when only placeholders were found or a kernel file has\n"
-    "  no interface yet (that is then a note, not a finding); ctest's SKIP_RETURN_CODE\n";
+    "  no interface yet (that is then a note, not a finding); ctest's SKIP_RETURN_CODE\n"
+    "  --no-pch: parse CUDA/CUTLASS/CuTe in every pass, not from the build's prelude PCH\n";
 
 struct BadArguments : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -67,6 +69,7 @@ int run(int argc, char** argv) {
     else if (arg == "--runtime-include") tools.runtime_include = value();
     else if (arg == "--extra-arg") tools.extra_args.push_back(value());
     else if (arg == "--timing") timing = true;
+    else if (arg == "--no-pch") tools.pch_dir.clear();
     else if (arg == "--skip-code") {
       const std::string code = value();
       if (code.empty() || code.find_first_not_of("0123456789") != std::string::npos || code.size() > 3)
