@@ -52,10 +52,6 @@ bool run_quietly(const std::vector<std::string>& command) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-}  // namespace
-
-namespace {
-
 // Appends the third-party headers `file` includes to `headers`, in the order the preprocessor
 // meets them: a runtime header it includes is followed first (CuTe's headers are not
 // independent of their order: copy_atom.hpp needs tensor.hpp before it).
