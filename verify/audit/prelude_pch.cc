@@ -52,26 +52,33 @@ bool run_quietly(const std::vector<std::string>& command) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+const std::regex kMacro(R"(^\s*#\s*(define|undef)\b)");
+
 // Appends the third-party headers `file` includes to `headers`, in the order the preprocessor
 // meets them: a runtime header it includes is followed first (CuTe's headers are not
-// independent of their order: copy_atom.hpp needs tensor.hpp before it).
-void collect_includes(const fs::path& file, const fs::path& runtime, std::set<fs::path>& visited,
+// independent of their order: copy_atom.hpp needs tensor.hpp before it). False when a runtime
+// file it reaches sets a macro, which could configure what it includes.
+bool collect_includes(const fs::path& file, const fs::path& runtime, std::set<fs::path>& visited,
                       std::vector<std::string>& headers) {
-  if (!visited.insert(file).second) return;
+  if (!visited.insert(file).second) return true;
   static const std::regex include(R"(^\s*#\s*include\s*([<"])([^>"]+)[>"])");
   std::ifstream in(file);
   std::smatch match;
   for (std::string line; std::getline(in, line);) {
+    if (std::regex_search(line, kMacro)) return false;
     if (!std::regex_search(line, match, include)) continue;
     const std::string name = match[2].str();
     std::error_code error;
+    bool followed = true;
     if (match[1] == "\"" && fs::is_regular_file(file.parent_path() / name, error))
-      collect_includes(file.parent_path() / name, runtime, visited, headers);
+      followed = collect_includes(file.parent_path() / name, runtime, visited, headers);
     else if (fs::is_regular_file(runtime / name, error))
-      collect_includes(runtime / name, runtime, visited, headers);
+      followed = collect_includes(runtime / name, runtime, visited, headers);
     else if (match[1] == "<" && std::find(headers.begin(), headers.end(), name) == headers.end())
       headers.push_back(name);
+    if (!followed) return false;
   }
+  return true;
 }
 
 }  // namespace
@@ -82,7 +89,6 @@ std::string prelude_text(const std::string& runtime_include, const std::string& 
   const fs::path runtime(runtime_include);
   if (runtime_include.empty() || !fs::is_directory(runtime / target, error)) return "";
   static const std::regex include(R"(^\s*#\s*include\b)");
-  static const std::regex macro(R"(^\s*#\s*(define|undef)\b)");
   static const std::regex opens(R"(^\s*#\s*if)");
   static const std::regex closes(R"(^\s*#\s*endif\b)");
 
@@ -96,7 +102,7 @@ std::string prelude_text(const std::string& runtime_include, const std::string& 
   for (std::string line; std::getline(in, line);) {
     if (std::regex_search(line, include)) included = true;
     if (included) {
-      if (std::regex_search(line, macro)) return "";
+      if (std::regex_search(line, kMacro)) return "";
       continue;
     }
     if (line.find_first_not_of(" \t") == std::string::npos || line[line.find_first_not_of(" \t")] != '#') continue;
@@ -114,12 +120,8 @@ std::string prelude_text(const std::string& runtime_include, const std::string& 
   std::sort(files.begin(), files.end());
   std::set<fs::path> visited;
   std::vector<std::string> headers;
-  for (const fs::path& file : files) {
-    std::ifstream text(file);
-    for (std::string line; std::getline(text, line);)
-      if (std::regex_search(line, macro)) return "";  // the runtime configures what it includes
-    collect_includes(file, runtime, visited, headers);
-  }
+  for (const fs::path& file : files)
+    if (!collect_includes(file, runtime, visited, headers)) return "";
   if (headers.empty()) return "";
   std::string text = head.str();
   for (const std::string& header : headers) text += "#include <" + header + ">\n";
