@@ -97,6 +97,15 @@ MemoryBudget gpu_smem_budget(const Spec& spec, const GpuTarget& target) {
   return budget;
 }
 
+MemoryBudget sm100a_smem_budget(const Spec& spec, const GpuTarget& target) {
+  MemoryBudget budget = gpu_smem_budget(spec, target);
+  // The tail after the 1024-byte aligned tiles: two slots of per-row rescale factors and
+  // the output factors, then 17 mbarriers and the tensor-memory address, padded to 1024.
+  const int64_t factors = 3 * target.block_q * kF32;
+  budget.items.back() = {"row factors (softmax to correction), mbarriers", (factors + 140 + 1023) / 1024 * 1024};
+  return budget;
+}
+
 MemoryBudget sm90a_backward_smem_budget(const Spec& spec, const GpuTarget& target) {
   const int64_t e = dtype_bytes(spec.dtype);
   const int64_t d = spec.shape.head_dim;

@@ -33,6 +33,10 @@ MemoryBudget tpu_dq_vmem_budget(const Spec& spec, const TpuTarget& target);
 // the TMA store), a two-stage K/V ring, and the mbarriers.
 MemoryBudget gpu_smem_budget(const Spec& spec, const GpuTarget& target);
 
+// Shared memory of the sm100a forward kernel: the Hopper/Blackwell items and the per-row
+// factors its softmax warpgroup hands to its correction warpgroup (docs/sm100a-kernel.md).
+MemoryBudget sm100a_smem_budget(const Spec& spec, const GpuTarget& target);
+
 // Shared memory of the sm90a backward's main kernel at tiles `target` (docs/sm90a-backward.md):
 // K and V of the kv block, a two-stage Q and dO ring, one 64 x 64 dS tile per consumer
 // warpgroup, and the mbarriers.

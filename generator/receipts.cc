@@ -33,9 +33,7 @@ FileHashes hash_kernel_files(const ReceiptPaths& paths, const std::string& name,
     const std::string file = name + suffix;
     if (const auto bytes = read_text_file(paths.kernel_folder(name) + "/" + file)) hashes[file] = sha256_hex(*bytes);
   }
-  if (!rule.runtime.empty())
-    for (const RuntimeFile& file : read_runtime_files(paths.root, rule.runtime))
-      hashes[file.path] = sha256_hex(file.content);
+  for (const RuntimeFile& file : read_runtime_files(paths.root, rule.runtime)) hashes[file.path] = sha256_hex(file.content);
   return hashes;
 }
 

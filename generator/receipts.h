@@ -22,12 +22,12 @@ struct ReceiptRule {
   std::vector<std::string> file_suffixes;   // ".tpu.mlir": generated/<name>/<name>.tpu.mlir
   std::vector<std::string> required;        // checks `make verify` writes
   std::vector<std::string> optional;        // checks that need hardware (the GPU run)
-  std::string runtime;                      // "sm90a": every file of runtime/sm90a is covered too
+  std::vector<std::string> runtime;         // {"cuda", "sm90a"}: every file of runtime/cuda and runtime/sm90a too
   // The backward kernels' files, there when the spec says "backward": true (and then required).
   std::vector<std::string> backward_file_suffixes = {};
 };
 
-// Nothing for a target without receipts (sm100a: a placeholder, nothing runs yet).
+// Nothing for a target without receipts (one whose kernels are all placeholders).
 std::optional<ReceiptRule> receipt_rule(const std::string& target);
 
 // Where receipts and kernels are; both relative to the working directory by default, like

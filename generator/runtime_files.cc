@@ -5,21 +5,24 @@
 #include <stdexcept>
 
 #include "receipts.h"
+#include "targets/target.h"
 #include "text_files.h"
 
 namespace kgen {
 namespace fs = std::filesystem;
 
-std::vector<RuntimeFile> read_runtime_files(const std::string& root, const std::string& target) {
+std::vector<RuntimeFile> read_runtime_files(const std::string& root, const std::vector<std::string>& folders) {
   std::vector<RuntimeFile> files;
-  const fs::path folder = fs::path(root) / "runtime" / target;
-  if (!fs::is_directory(folder)) return files;
-  for (const auto& entry : fs::recursive_directory_iterator(folder)) {
-    if (!entry.is_regular_file()) continue;
-    const std::string path = "runtime/" + target + "/" + entry.path().lexically_relative(folder).generic_string();
-    const std::optional<std::string> content = read_text_file(entry.path().string());
-    if (!content) throw std::runtime_error("cannot read " + path);
-    files.push_back({path, *content});
+  for (const std::string& name : folders) {
+    const fs::path folder = fs::path(root) / "runtime" / name;
+    if (!fs::is_directory(folder)) continue;
+    for (const auto& entry : fs::recursive_directory_iterator(folder)) {
+      if (!entry.is_regular_file()) continue;
+      const std::string path = "runtime/" + name + "/" + entry.path().lexically_relative(folder).generic_string();
+      const std::optional<std::string> content = read_text_file(entry.path().string());
+      if (!content) throw std::runtime_error("cannot read " + path);
+      files.push_back({path, *content});
+    }
   }
   std::sort(files.begin(), files.end(), [](const RuntimeFile& a, const RuntimeFile& b) { return a.path < b.path; });
   return files;
@@ -39,13 +42,13 @@ std::string runtime_hash(const std::vector<RuntimeFile>& files) {
 
 RuntimeDigests runtime_digests(const std::string& root) {
   RuntimeDigests digests;
-  const fs::path folder = fs::path(root) / "runtime";
-  if (!fs::is_directory(folder)) return digests;
-  for (const auto& entry : fs::directory_iterator(folder)) {
-    if (!entry.is_directory()) continue;
-    const std::string target = entry.path().filename().string();
-    const std::vector<RuntimeFile> files = read_runtime_files(root, target);
-    if (!files.empty()) digests[target] = runtime_hash(files);
+  for (const Target* target : targets()) {
+    const std::vector<std::string> folders = target->runtime_folders();
+    const std::vector<RuntimeFile> files = read_runtime_files(root, folders);
+    if (files.empty()) continue;
+    RuntimeDigest& digest = digests[target->name()];
+    for (const std::string& folder : folders) digest.folders.push_back("runtime/" + folder);
+    digest.sha256 = runtime_hash(files);
   }
   return digests;
 }

@@ -1,7 +1,8 @@
-// The hand-written runtime a target's generated kernels include (runtime/<target>/, e.g. the
-// sm90a forward kernel's CuTe headers; docs/sm90a-kernel.md). Generated files name its
-// content hash in their provenance, and receipts cover its files, so a runtime change makes
-// both stale.
+// The hand-written runtime a target's generated kernels include: runtime/<target>/ (e.g. the
+// sm90a forward kernel's CuTe headers; docs/sm90a-kernel.md) and the folders it shares with
+// other targets (runtime/cuda/, the CUDA launchers' host checks), as Target::runtime_folders
+// names them. Generated files name its content hash in their provenance, and receipts cover
+// its files, so a runtime change makes both stale.
 #pragma once
 
 #include <map>
@@ -15,17 +16,23 @@ struct RuntimeFile {
   std::string content;
 };
 
-// Every regular file under <root>/runtime/<target>, sorted by path; empty when the target
-// has no runtime. Throws std::runtime_error when a file cannot be read.
-std::vector<RuntimeFile> read_runtime_files(const std::string& root, const std::string& target);
+// Every regular file under <root>/runtime/<folder> for each of `folders` ("cuda", "sm90a"),
+// sorted by path; empty when none exists. Throws std::runtime_error when a file cannot be read.
+std::vector<RuntimeFile> read_runtime_files(const std::string& root, const std::vector<std::string>& folders);
 
 // The SHA-256 (lowercase hex) of the files in path order, each as its path, a NUL, its size
 // in decimal, a NUL and its bytes: no absolute path, no time, the same on every machine.
 std::string runtime_hash(const std::vector<RuntimeFile>& files);
 
-// Target -> the hash of its runtime, for every folder under <root>/runtime: what
+// A target's runtime as its kernels' provenance names it.
+struct RuntimeDigest {
+  std::vector<std::string> folders;  // "runtime/cuda", "runtime/sm90a"
+  std::string sha256;                // runtime_hash of all their files
+};
+
+// Target -> its runtime, for every target whose runtime folders hold a file: what
 // render_spec_outputs writes into the provenance of that target's kernels.
-using RuntimeDigests = std::map<std::string, std::string>;
+using RuntimeDigests = std::map<std::string, RuntimeDigest>;
 RuntimeDigests runtime_digests(const std::string& root);
 
 }  // namespace kgen

@@ -3,14 +3,16 @@
 //
 //   kgen-verify SPEC --target tpu [--generated DIR] [--seed N] [--max-pairs N] [--report FILE] [--root DIR]
 //   kgen-verify SPEC --target tpu --mutants [--filter TEXT] [--sample N] [--jobs N] [--min-score PERCENT] [...]
-//   kgen-verify SPEC --target sm90a --compile-only [--generated DIR] [--report FILE] [--root DIR]
+//   kgen-verify SPEC --target sm90a|sm100a --compile-only [--generated DIR] [--report FILE] [--root DIR]
 //   kgen-verify SPEC --target sm90a [--seed N] [--receipt FILE] [--root DIR]
 //
 // The tpu kernel runs on the CPU (for a spec with "backward": true, then its dq and dkv
 // kernels on the forward's out and lse: verify/tpu_backward_verifier.h); with --mutants, so
 // does every mutant of the forward kernel
 // (verify/mutation_score.h), and the exit status says whether enough were rejected. With
-// --compile-only the sm90a kernel is compiled for sm_90a and its SASS inspected (verify/cuda/compile_check.py): no GPU is needed, none is used.
+// --compile-only the sm90a (sm100a) kernel is compiled for sm_90a (sm_100a) and its SASS inspected
+// (verify/cuda/compile_check.py): no GPU is needed, none is used. An sm100a kernel is only
+// ever compiled: no Blackwell GPU exists here to run it.
 // Without it, the kernel's GPU harness (built by `make cuda` from generated/ and
 // tests/cuda/specs) runs it on the current GPU against the reference. --report writes the
 // check's facts as JSON for the kernel's receipt (`kgen receipt add`, docs/receipts.md).
@@ -49,15 +51,16 @@ namespace {
 const char kUsage[] =
     "usage: kgen verify SPEC --target tpu [--generated DIR] [--seed N] [--max-pairs N] [--report FILE] [--root DIR]\n"
     "       kgen verify SPEC --target tpu --mutants [--filter TEXT] [--sample N] [--jobs N] [--min-score PERCENT] [same options]\n"
-    "       kgen verify SPEC --target sm90a --compile-only [--generated DIR] [--report FILE] [--root DIR]\n"
+    "       kgen verify SPEC --target sm90a|sm100a --compile-only [--generated DIR] [--report FILE] [--root DIR]\n"
     "       kgen verify SPEC --target sm90a [--seed N] [--receipt FILE] [--root DIR]   (on a GPU, after make cuda)\n";
 
-// Replaces this process with the compile-only check of one sm90a kernel (writing its facts
-// to `report` when not empty).
-[[noreturn]] void compile_check_sm90a(const std::string& kernel, const std::string& report) {
+// Replaces this process with the compile-only check of one CUDA kernel for `arch` ("sm_90a",
+// "sm_100a"), writing its facts to `report` when not empty.
+[[noreturn]] void compile_check(const std::string& kernel, const char* arch, const std::string& report) {
   std::vector<const char*> argv = {KGEN_PYTHON,          KGEN_COMPILE_CHECK, kernel.c_str(),        "--nvcc",
                                    KGEN_NVCC,            "--cutlass-include", KGEN_CUTLASS_INCLUDE, "--runtime-include",
-                                   KGEN_RUNTIME_INCLUDE, "--cuobjdump",      KGEN_CUOBJDUMP};
+                                   KGEN_RUNTIME_INCLUDE, "--cuobjdump",      KGEN_CUOBJDUMP,       "--arch",
+                                   arch};
   if (!report.empty()) argv.insert(argv.end(), {"--report", report.c_str()});
   argv.push_back(nullptr);
   ::execv(KGEN_PYTHON, const_cast<char* const*>(argv.data()));
@@ -185,10 +188,14 @@ int run(int argc, char** argv) {
   if (specs.size() != 1) throw SpecError(std::string("kgen verify takes exactly one spec\n") + kUsage);
   if (!options.count("--target")) throw SpecError(std::string("kgen verify needs --target\n") + kUsage);
   const std::string target = options["--target"];
-  if (target != "tpu" && target != "sm90a")
-    throw SpecError("--target: found \"" + target + "\", expected tpu or sm90a\n" + kUsage);
-  if (compile_only && target != "sm90a")
-    throw SpecError(std::string("--compile-only: only for --target sm90a (a tpu kernel runs on the CPU)\n") + kUsage);
+  if (target != "tpu" && target != "sm90a" && target != "sm100a")
+    throw SpecError("--target: found \"" + target + "\", expected tpu, sm90a or sm100a\n" + kUsage);
+  if (compile_only && target == "tpu")
+    throw SpecError(std::string("--compile-only: only for --target sm90a or sm100a (a tpu kernel runs on the CPU)\n") +
+                    kUsage);
+  if (target == "sm100a" && !compile_only)
+    throw SpecError(std::string("--target sm100a: needs --compile-only (no Blackwell GPU exists here to run it)\n") +
+                    kUsage);
   if (mutants && target != "tpu")
     throw SpecError(std::string("--mutants: only for --target tpu (the kernel and its mutants run on the CPU)\n") + kUsage);
   for (const char* option : {"--sample", "--jobs", "--min-score", "--filter"})
@@ -206,8 +213,9 @@ int run(int argc, char** argv) {
   if (std::find(targets.begin(), targets.end(), target) == targets.end())
     throw SpecError(specs.front() + ": targets: found no \"" + target + "\", expected the target to verify");
   const std::string generated = options.count("--generated") ? options["--generated"] : "generated";
-  if (target == "sm90a" && compile_only)
-    compile_check_sm90a(generated + "/" + spec.name + "/" + generated_file_name(spec.name, "sm90a", "cu"), options["--report"]);
+  if (compile_only)
+    compile_check(generated + "/" + spec.name + "/" + generated_file_name(spec.name, target, "cu"),
+                  target == "sm90a" ? "sm_90a" : "sm_100a", options["--report"]);
   if (target == "sm90a") {
     if (options.count("--generated") || options.count("--max-pairs"))
       throw SpecError(std::string("--generated and --max-pairs: not for the GPU harness, which make cuda builds "

@@ -5,7 +5,7 @@
 #   verify/write_receipts.sh SPEC...          `make verify`: for each spec, its tpu kernel run
 #                                             on the CPU (kgen verify), the real-dialect check,
 #                                             libtpu's deviceless compile for its generation;
-#                                             its sm90a kernel's nvcc + SASS check
+#                                             its sm90a and sm100a kernels' nvcc + SASS checks
 #   verify/write_receipts.sh --gpu SPEC...    `make verify-gpu`, on a GPU machine that builds
 #                                             kgen: each sm90a kernel run by its GPU harness
 #   verify/write_receipts.sh --gpu-runs DIR   here, after `verify/cuda/run_on_gpu.sh run` ran on
@@ -52,14 +52,15 @@ libtpu_compile() {
   fi
 }
 
-# name, tpu generation (libtpu's name for it; - without tpu) and whether sm90a is a target.
+# name, tpu generation (libtpu's name for it; - without tpu) and whether sm90a and sm100a are
+# targets.
 spec_facts() {
   "$python" - "$1" <<'PY'
 import json, sys
 spec = json.load(open(sys.argv[1]))
 targets = spec["targets"]
 generation = targets["tpu"]["generation"] if "tpu" in targets else "-"
-print(spec["name"], {"v7": "tpu7x"}.get(generation, generation), "sm90a" in targets)
+print(spec["name"], {"v7": "tpu7x"}.get(generation, generation), "sm90a" in targets, "sm100a" in targets)
 PY
 }
 
@@ -78,7 +79,7 @@ case "${1:-}" in
     shift
     (($#)) || { sed -n '5,13p' "$0" >&2; exit 2; }
     for spec in "$@"; do
-      read -r name generation sm90a < <(spec_facts "$spec") || { status=1; continue; }
+      read -r name generation sm90a sm100a < <(spec_facts "$spec") || { status=1; continue; }
       [ "$sm90a" = True ] || continue
       record "$spec" sm90a gpu "$kgen" verify "$spec" --target sm90a --receipt "$facts/gpu.json"
     done
@@ -125,7 +126,7 @@ PY
 }
 
 for spec in "$@"; do
-  read -r name generation sm90a < <(spec_facts "$spec") || { status=1; continue; }
+  read -r name generation sm90a sm100a < <(spec_facts "$spec") || { status=1; continue; }
   if [ "$generation" != - ]; then
     record "$spec" tpu cpu_execution "$kgen" verify "$spec" --target tpu --report "$facts/cpu_execution.json"
     record "$spec" tpu mosaic_dialect each_module mosaic_dialect "$python" tests/mosaic_dialect/check_real_mosaic.py \
@@ -135,6 +136,9 @@ for spec in "$@"; do
   fi
   if [ "$sm90a" = True ]; then
     record "$spec" sm90a nvcc_sass "$kgen" verify "$spec" --target sm90a --compile-only --report "$facts/nvcc_sass.json"
+  fi
+  if [ "$sm100a" = True ]; then  # compiled and inspected only: no Blackwell GPU exists here
+    record "$spec" sm100a nvcc_sass "$kgen" verify "$spec" --target sm100a --compile-only --report "$facts/nvcc_sass.json"
   fi
 done
 exit $status

@@ -3,7 +3,7 @@
 // Template: templates/sm90a/backward/kernel.cu.tmpl
 // Template: templates/sm90a/backward/block_tables.cu.tmpl
 // Template: templates/sm90a/backward/launch.cu.tmpl
-// Runtime: runtime/sm90a (sha256 1b17bc5d91441a58437d39272917a9c96be505fbfba3a0d31f078db4f3ed7920)
+// Runtime: runtime/cuda, runtime/sm90a (sha256 f80ba7574344fbe2ad6166fee14bf0d674523b55bb771ef7accac6067a032581)
 
 // splash_sm90a_backward: attention backward for Hopper (sm_90a) on CUTLASS/CuTe, FlashAttention-3 style.
 //
@@ -28,11 +28,11 @@
 
 #include <cstdint>
 
+#include <cuda/score_mods.cuh>
 #include <sm90a/backward/kernel.cuh>
 #include <sm90a/backward/launch.cuh>
 #include <sm90a/backward/masks.cuh>
 #include <sm90a/backward/preprocess.cuh>
-#include <sm90a/forward/score_mods.cuh>
 
 namespace kgen {
 namespace splash_sm90a_backward {
@@ -137,7 +137,7 @@ struct Config {
   static constexpr float kScale = 8.83883461e-02f;
   // x = tanh(kTanhScale * q.k) = tanh(scale * q.k / softcap); s = softcap * x.
   static constexpr float kTanhScale = 1.76776689e-03f;
-  using ScoreMod = kgen::sm90a::Softcap<Config>;
+  using ScoreMod = kgen::cuda::Softcap<Config>;
 
   // Masks of the partial tiles and by segment ids, transposed (backward/masks.cuh).
   using Mask = kgen::sm90a::TransposedPredicateMask<Config>;
@@ -205,8 +205,8 @@ Result failure(Status status, const char* message, cudaError_t error = cudaSucce
 }  // namespace
 
 Result launch(const Arguments& args, cudaStream_t stream) {
-  using kgen::sm90a::aligned;
-  using kgen::sm90a::valid_tma_strides;
+  using kgen::cuda::aligned;
+  using kgen::cuda::valid_tma_strides;
   using Element = Config::Element;
   if (!args.q || !args.k || !args.v || !args.out || !args.dout || !args.dq || !args.dk ||
       !args.dv || !args.lse || !args.workspace)
@@ -229,8 +229,8 @@ Result launch(const Arguments& args, cudaStream_t stream) {
       args.dq_strides.batch % 2 != 0)
     return failure(Status::kInvalidArgument, "dq strides must be even (pairs of columns)");
 
-  kgen::sm90a::DeviceFacts device;
-  cudaError_t error = kgen::sm90a::query_current_device(device);
+  kgen::cuda::DeviceFacts device;
+  cudaError_t error = kgen::cuda::query_current_device(device);
   if (error != cudaSuccess)
     return failure(Status::kCudaError, "querying the current device failed", error);
   if (device.major != 9 || device.minor != 0)

@@ -48,6 +48,8 @@ class Target {
   // The nvcc/Clang GPU architecture its CUDA kernels are built for ("sm_90a"); "" for a target
   // that does not emit CUDA.
   virtual const char* cuda_arch() const { return ""; }
+  // The folders under runtime/ its kernels include: its own, and any it shares.
+  virtual std::vector<std::string> runtime_folders() const { return {name()}; }
   // Reads "targets.<name>" into `spec` (types and ranges only; check_tiling judges the values).
   virtual void parse(const Json& object, const std::string& path, Spec& spec) const = 0;
   // The tiling the spec asks for.

@@ -12,6 +12,7 @@
 #include "block_plan.h"
 #include "diagnostics.h"
 #include "kernel_plans.h"
+#include "targets/cuda/forward_plan.h"
 #include "targets/sm90a/backward_plan.h"
 #include "targets/sm90a/kernel_plan.h"
 #include "spec.h"
@@ -43,7 +44,7 @@ TEST(Sm90aPlan, BitmaskTableHoldsExactlyTheMaskOfEveryPartialTile) {
       {"type": "prefix_lm", "prefix": 70}]})");
   const TileShape tiles{spec.shape.q_len, spec.shape.kv_len, 128, 64};
   const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads, tiles);
-  const Sm90aMaskTable table = sm90a_mask_table(spec.masks, lists);
+  const CudaMaskTable table = cuda_mask_table(spec.masks, lists);
   ASSERT_EQ(table.words_per_row, 2);
   std::size_t entry = 0;
   int64_t partial_tiles = 0;

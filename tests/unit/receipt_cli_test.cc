@@ -24,7 +24,7 @@ Result run(const fs::path& cwd, const std::string& arguments) { return kgen::tes
 void write(const fs::path& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 // A project in a temporary folder: specs/splash.json, generated/splash/ and docs/receipts/
-// holding receipts with every required check of both targets, recorded by kgen receipt add.
+// holding receipts with every required check of each target, recorded by kgen receipt add.
 class ReceiptCli : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -36,7 +36,7 @@ class ReceiptCli : public ::testing::Test {
     fs::copy_file(fs::path(KGEN_SOURCE_DIR) / "specs/splash.json", root_ / "specs/splash.json");
     fs::copy(fs::path(KGEN_SOURCE_DIR) / "generated/splash", root_ / "generated/splash");
     write(root_ / "facts.json", R"({"passed": true, "note": "planted"})");
-    for (const char* target : {"tpu", "sm90a"}) {
+    for (const char* target : {"tpu", "sm90a", "sm100a"}) {
       const kgen::ReceiptRule rule = kgen::receipt_rule(target).value();
       for (const std::string& check : rule.required) add(target, check);
     }
@@ -62,7 +62,7 @@ class ReceiptCli : public ::testing::Test {
 TEST_F(ReceiptCli, CurrentReceiptsPass) {
   const Result result = check();
   EXPECT_EQ(result.status, 0) << result.output;
-  EXPECT_NE(result.output.find("2 receipts current"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("3 receipts current"), std::string::npos) << result.output;
 }
 
 TEST_F(ReceiptCli, AddingTheSameFactsAgainRewritesNothing) {
@@ -129,14 +129,14 @@ TEST_F(ReceiptCli, ExplainShowsEachKernelsReceiptStatus) {
             std::string::npos) << result.output;
   EXPECT_NE(result.output.find("    sm90a: stale (nvcc_sass passed); splash.sm90a.cu changed"), std::string::npos)
       << result.output;
-  EXPECT_NE(result.output.find("    sm100a: none: a placeholder kernel"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("    sm100a: current (nvcc_sass passed)"), std::string::npos) << result.output;
 }
 
 TEST_F(ReceiptCli, BadArgumentsExitWith2) {
   for (const std::string arguments :
        {"receipt", "receipt frobnicate", "receipt add specs/splash.json --target tpu --check cpu_execution",
         "receipt add specs/splash.json --target tpu --check speed --facts facts.json",
-        "receipt add specs/splash.json --target sm100a --check nvcc_sass --facts facts.json",
+        "receipt add specs/splash.json --target sm100a --check gpu --facts facts.json",
         "receipt add specs/splash.json --target tpu --check cpu_execution --facts missing.json",
         "receipt check specs/splash.json", "receipt check --target tpu",
         "verify specs/splash.json --target sm90a --report r.json"}) {

@@ -32,7 +32,11 @@ TEST(Receipts, RulesCoverKernelAndCompanionFiles) {
                                                                    ".tpu.dkv.operands.json"}));
   EXPECT_EQ(receipt_rule("sm90a")->file_suffixes, (std::vector<std::string>{".sm90a.cu", ".sm90a.h"}));
   EXPECT_EQ(receipt_rule("sm90a")->optional, std::vector<std::string>{"gpu"});
-  EXPECT_FALSE(receipt_rule("sm100a"));  // a placeholder: no receipt
+  // No Blackwell GPU exists here: an sm100a receipt holds the compile check alone.
+  EXPECT_EQ(receipt_rule("sm100a")->file_suffixes, (std::vector<std::string>{".sm100a.cu", ".sm100a.h"}));
+  EXPECT_EQ(receipt_rule("sm100a")->required, std::vector<std::string>{"nvcc_sass"});
+  EXPECT_TRUE(receipt_rule("sm100a")->optional.empty());
+  EXPECT_EQ(receipt_rule("sm100a")->runtime, (std::vector<std::string>{"cuda", "sm100a"}));
 }
 
 TEST(Receipts, AddingACheckRecordsTheBytesItRanOn) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Compile-only check of a generated sm90a kernel (no GPU needed).
+"""Compile-only check of a generated sm90a or sm100a kernel (no GPU needed).
 
-Compiles KERNEL.cu with nvcc for sm_90a exactly as a user would build it, then fails when
+Compiles KERNEL.cu with nvcc for its architecture (--arch sm_90a or sm_100a) exactly as a
+user would build it, then fails when
 
   * nvcc fails;
   * ptxas reports a stack frame, spill stores or loads, or local memory (lmem) for any function;
@@ -9,9 +10,16 @@ Compiles KERNEL.cu with nvcc for sm_90a exactly as a user would build it, then f
     boundary), C7513 (serialized because registers of an in-flight wgmma are redefined), or
     C7508 (setmaxnreg ignored);
   * nvcc or ptxas prints a warning (generated kernels compile cleanly);
-  * the SASS (cuobjdump -sass) has no HGMMA instruction (the kernel is off the wgmma path),
-    or has LDL/STL (local memory) instructions. (A block plan with no live tile computes
-    nothing; its kernel is not required to contain HGMMA.)
+  * the SASS (cuobjdump -sass) has LDL/STL (local memory) instructions;
+  * sm_90a: the SASS has no HGMMA instruction (the kernel is off the wgmma path);
+  * sm_100a: the SASS has not exactly the UTCHMMA (tcgen05.mma) count the kernel's header
+    promises ("N tcgen05.mma per tile": one issue site per instruction), or no UTCBAR
+    (tcgen05.commit), LDTM/STTM (tensor-memory loads and stores) or UTMALDG (TMA loads), or
+    any HGMMA/WARPGROUP instruction (Hopper's path), or more BPT.TRAP than the three
+    tcgen05 guardrail stubs ptxas links (a build without the "a" features traps instead of
+    computing).
+  (A block plan with no live tile computes nothing; its kernel is not required to contain
+  tensor-core instructions.)
 
 --report writes the findings as JSON: what a kernel's receipt records as its nvcc_sass check
 (docs/receipts.md), with the nvcc and CUTLASS versions and no times.
@@ -27,7 +35,8 @@ Exit status: 0 pass, 1 a check failed, 2 a usage or tool error, 77 the file is a
 placeholder (nothing to compile yet; ctest reports the test as skipped).
 
   compile_check.py KERNEL.cu --nvcc NVCC --cutlass-include DIR --cuobjdump CUOBJDUMP
-                   [--runtime-include DIR] [--nvdisasm DIR] [--arch sm_90a] [--no-expect-hgmma] [--object OUT.o]
+                   [--runtime-include DIR] [--nvdisasm DIR] [--arch sm_90a|sm_100a] [--no-expect-hgmma]
+                   [--object OUT.o]
                    [--report OUT.json]
 """
 
@@ -48,6 +57,9 @@ PIPELINE_CODES = {
     "C7508": "setmaxnreg ignored",
 }
 PLACEHOLDER_MARK = "KGEN-PLACEHOLDER"
+# ptxas links three tcgen05 guardrail stubs (a BPT.TRAP each) into every sm_100a kernel that
+# allocates tensor memory (docs/sm100a-research.md, section 3).
+GUARDRAIL_TRAPS = 3
 SKIP = 77
 
 
@@ -118,6 +130,38 @@ def readable(functions):
     return [dict(fn, function=name) for fn, name in zip(functions, out)]
 
 
+# SASS mnemonics of an sm_100a kernel: what each fact of its report counts.
+SM100A_FACTS = {
+    "utchmma": r"\bUTCHMMA\b",             # tcgen05.mma, kind::f16
+    "utcbar": r"\bUTCBAR\b",               # tcgen05.commit to an mbarrier
+    "ldtm": r"\bLDTM\b",                   # tcgen05.ld
+    "sttm": r"\bSTTM\b",                   # tcgen05.st
+    "utmaldg": r"\bUTMALDG\b",             # TMA load
+    "warpgroup": r"\bWARPGROUP\.",          # Hopper's wgmma fences
+    "traps": r"\bBPT\.TRAP\b",
+    "mufu_ex2": r"\bMUFU\.EX2\b",          # exponentials on the MUFU unit (a fact, not a check)
+}
+
+
+def sm100a_failures(facts, expected_utchmma, hgmma):
+    """What an sm_100a kernel's SASS must show (the module docstring)."""
+    failures = []
+    if facts["utchmma"] != expected_utchmma:
+        failures.append(f"{facts['utchmma']} UTCHMMA in the SASS, expected {expected_utchmma} "
+                        "(the kernel's tcgen05.mma per tile, one issue site each)")
+    if expected_utchmma:
+        for fact, what in (("utcbar", "UTCBAR (tcgen05.commit)"), ("ldtm", "LDTM (tensor-memory load)"),
+                           ("sttm", "STTM (tensor-memory store)"), ("utmaldg", "UTMALDG (TMA load)")):
+            if facts[fact] == 0:
+                failures.append(f"no {what} in the SASS")
+    if hgmma or facts["warpgroup"]:
+        failures.append(f"{hgmma} HGMMA and {facts['warpgroup']} WARPGROUP in the SASS: Hopper's wgmma path")
+    if facts["traps"] > GUARDRAIL_TRAPS:
+        failures.append(f"{facts['traps']} BPT.TRAP in the SASS (the tcgen05 guardrails are {GUARDRAIL_TRAPS}): "
+                        "was it built for sm_100a with its 'a' features?")
+    return failures
+
+
 def cache_folder():
     folder = os.environ.get("KGEN_COMPILE_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "kgen", "nvcc"))
     return None if folder == "off" else folder
@@ -182,7 +226,8 @@ def main():
     parser.add_argument("--cuobjdump", required=True)
     parser.add_argument("--nvdisasm", help="nvdisasm's folder, when it is not beside cuobjdump or on PATH")
     parser.add_argument("--arch", default="sm_90a")
-    parser.add_argument("--no-expect-hgmma", dest="expect_hgmma", action="store_false")
+    parser.add_argument("--no-expect-hgmma", dest="expect_hgmma", action="store_false",
+                        help="sm_90a: a kernel without HGMMA passes (the planted-defect tests' own kernels)")
     parser.add_argument("--object", help="keep the compiled object here")
     parser.add_argument("--report", help="write the findings as JSON here")
     args = parser.parse_args()
@@ -198,22 +243,31 @@ def main():
         # A block plan without a live tile computes nothing: the compiler folds the
         # constant tables and drops every wgmma. The header line says so.
         live = re.search(r"\b(\d+) of (\d+) tiles live\b", text)
-        if live and int(live.group(1)) == 0 and args.expect_hgmma:
+        no_live_tile = bool(live) and int(live.group(1)) == 0
+        blackwell = args.arch == "sm_100a"
+        if no_live_tile and args.expect_hgmma and not blackwell:
             args.expect_hgmma = False
             notes.append("no live tile in the block plan: HGMMA not required")
+        expected_utchmma = None
+        if blackwell:
+            per_tile = re.search(r"\b(\d+) tcgen05\.mma per tile\b", text)
+            if not per_tile:
+                print(f"ERROR {name}: an sm_100a kernel names its tcgen05.mma count ('N tcgen05.mma per tile')")
+                return 2
+            expected_utchmma = 0 if no_live_tile else int(per_tile.group(1))
     except OSError as e:
         print(f"ERROR {name}: {e}")
         return 2
     for tool, path in (("nvcc", args.nvcc), ("cuobjdump", args.cuobjdump)):
         if not (path and os.path.isfile(path) and os.access(path, os.X_OK)):
-            print(f"ERROR {name}: {tool} not found at '{path}' (the sm90a checks need nvcc 13 and "
+            print(f"ERROR {name}: {tool} not found at '{path}' (the CUDA checks need nvcc 13 and "
                   "PyPI's nvidia-cuda-cuobjdump with nvidia-cuda-nvdisasm)")
             return 2
     if not os.path.isfile(os.path.join(args.cutlass_include, "cute", "tensor.hpp")):
         print(f"ERROR {name}: no CUTLASS/CuTe headers under '{args.cutlass_include}'")
         return 2
 
-    with tempfile.TemporaryDirectory(prefix="kgen-sm90a-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="kgen-nvcc-") as scratch:
         obj = os.path.abspath(args.object) if args.object else os.path.join(scratch, "kernel.o")
         if args.object:
             os.makedirs(os.path.dirname(os.path.abspath(obj)), exist_ok=True)
@@ -258,10 +312,13 @@ def main():
         hgmma = len(re.findall(r"\bHGMMA\.", sass))
         local = len(re.findall(r"\b(LDL|STL)(\.\S+)?\s", sass))
         setmaxnreg = len(re.findall(r"\bUSETMAXREG\b", sass))
-        if args.expect_hgmma and hgmma == 0:
-            failures.append("no HGMMA in the SASS: the kernel does not use wgmma")
         if local:
             failures.append(f"{local} LDL/STL (local memory) instructions in the SASS")
+        if not blackwell and args.expect_hgmma and hgmma == 0:
+            failures.append("no HGMMA in the SASS: the kernel does not use wgmma")
+        if blackwell:
+            tcgen05 = {fact: len(re.findall(pattern, sass)) for fact, pattern in SM100A_FACTS.items()}
+            failures += sm100a_failures(tcgen05, expected_utchmma, hgmma)
 
     registers = max((fn["registers"] or 0 for fn in functions), default=0)
     # The command as a user would type it: no paths of this machine.
@@ -277,6 +334,7 @@ def main():
         "functions": readable(functions),
         "hgmma": hgmma,
         "setmaxnreg": setmaxnreg,
+        **({"expected_utchmma": expected_utchmma, **tcgen05} if blackwell else {}),
         "local_memory_instructions": local,
         "warnings": warnings,
         "failures": failures,
@@ -293,6 +351,10 @@ def main():
     summary = (f"{name}: {seconds:.1f} s{' (nvcc output cached)' if cached else ''}, {registers} registers, "
                f"spills {sum(fn['spill_stores'] + fn['spill_loads'] for fn in functions)} bytes, "
                f"stack {sum(fn['stack'] for fn in functions)} bytes, HGMMA {hgmma}, setmaxnreg {setmaxnreg}")
+    if blackwell:
+        summary += (f", UTCHMMA {tcgen05['utchmma']} (expected {expected_utchmma}), UTCBAR {tcgen05['utcbar']}, "
+                    f"LDTM {tcgen05['ldtm']}, STTM {tcgen05['sttm']}, UTMALDG {tcgen05['utmaldg']}, "
+                    f"BPT.TRAP {tcgen05['traps']}")
     if failures:
         print("FAIL " + summary)
         for failure in failures:

@@ -1,4 +1,4 @@
-# The tools that compile and inspect the sm90a kernels (no GPU needed), found once for
+# The tools that compile and inspect the sm90a and sm100a kernels (no GPU needed), found once for
 # kgen-verify and tests/cuda: nvcc 13, CUTLASS/CuTe headers, kgen's runtime and cuobjdump (+ nvdisasm)
 # from the pinned PyPI packages in .venv.
 # The CUDA runtime for host code that calls a kernel (the harness, the launcher test).
@@ -13,9 +13,10 @@ if(NOT KGEN_CUOBJDUMP)
 endif()
 set(KGEN_NVDISASM_DIR "" CACHE PATH "nvdisasm's folder, when it is not beside cuobjdump")
 set(KGEN_COMPILE_CHECK "${CMAKE_SOURCE_DIR}/verify/cuda/compile_check.py")
-# kgen's runtime headers (runtime/sm90a): every sm90a kernel includes them.
+# kgen's runtime headers (runtime/sm90a and runtime/cuda): every sm90a kernel includes them.
 set(KGEN_RUNTIME_INCLUDE "${CMAKE_SOURCE_DIR}/runtime")
-file(GLOB_RECURSE KGEN_SM90A_RUNTIME CONFIGURE_DEPENDS "${KGEN_RUNTIME_INCLUDE}/sm90a/*")
+file(GLOB_RECURSE KGEN_SM90A_RUNTIME CONFIGURE_DEPENDS "${KGEN_RUNTIME_INCLUDE}/sm90a/*"
+     "${KGEN_RUNTIME_INCLUDE}/cuda/*")
 set(check_tools --nvcc "${KGEN_NVCC}" --cutlass-include "${KGEN_CUTLASS_INCLUDE}"
                 --runtime-include "${KGEN_RUNTIME_INCLUDE}" --cuobjdump "${KGEN_CUOBJDUMP}")
 if(KGEN_NVDISASM_DIR)

@@ -42,7 +42,7 @@ std::optional<TilingViolation> CudaTarget::check_tiling(const Spec& spec, const 
   rules.require(tiling.block_kv > 0 && tiling.block_kv % 16 == 0 && tiling.block_kv <= 256, "block_kv",
                 std::to_string(tiling.block_kv), "a multiple of 16 up to 256 (the wgmma/tcgen05 N granularity)");
   if (rules.violation()) return rules.violation();
-  const MemoryBudget smem = gpu_smem_budget(spec, GpuTarget{tiling.block_q, tiling.block_kv, std::nullopt});
+  const MemoryBudget smem = smem_budget(spec, GpuTarget{tiling.block_q, tiling.block_kv, std::nullopt});
   rules.at_most("block_kv", smem.total(), kGpuSmemLimit,
                 std::to_string(tiling.block_kv) + " with block_q " + std::to_string(tiling.block_q) +
                     " (shared memory " + kib(smem.total()) + ")",
@@ -116,7 +116,7 @@ void CudaTarget::explain(std::ostream& out, const Spec& spec) const {
   out << "    live tiles: " << lists.live_tiles_per_batch << " of " << lists.total_tiles_per_batch
       << " per batch element (" << fraction_skipped(lists.live_tiles_per_batch, lists.total_tiles_per_batch)
       << " skipped); " << describe_partial_tiles(partial_tile_mask(spec.masks, lists)) << "\n";
-  explain_budget(out, "shared memory", gpu_smem_budget(spec, gpu), kGpuSmemLimit);
+  explain_budget(out, "shared memory", smem_budget(spec, gpu), kGpuSmemLimit);
   if (spec.backward) {
     if (const std::optional<std::string> why = backward_unsupported(spec))
       out << "    backward: not generated: " << *why << " (docs/backward.md)\n";

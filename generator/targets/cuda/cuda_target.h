@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "block_plan.h"
+#include "memory_budget.h"
 #include "targets/target.h"
 #include "targets/tiling_rules.h"
 
@@ -24,6 +25,8 @@ class CudaTarget : public Target {
   const char* name() const final { return name_; }
   const char* cuda_arch() const final { return arch_; }
   bool named_by(const Spec& spec) const final { return (spec.*section_).has_value(); }
+  // runtime/cuda (the launchers' host checks) and runtime/<name>.
+  std::vector<std::string> runtime_folders() const final { return {"cuda", name_}; }
   void parse(const Json& object, const std::string& path, Spec& spec) const final;
   Tiling tiling(const Spec& spec) const final;
   std::optional<TilingViolation> check_tiling(const Spec& spec, const Tiling& tiling) const final;
@@ -36,6 +39,8 @@ class CudaTarget : public Target {
   void explain(std::ostream& out, const Spec& spec) const final;
 
  protected:
+  // The forward kernel's shared memory at `tiles`.
+  virtual MemoryBudget smem_budget(const Spec& spec, const GpuTarget& tiles) const { return gpu_smem_budget(spec, tiles); }
   // The architecture's own rules, run after the shared ones have passed.
   virtual void add_rules(const Spec& spec, const Tiling& tiling, TilingRules& rules) const = 0;
 

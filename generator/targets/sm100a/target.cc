@@ -1,8 +1,9 @@
-// The sm100a target (Blackwell): not generated yet. Its specs are validated like sm90a's and
-// its file is a marked placeholder that `make test` reports as skipped.
-#include "kernel_names.h"
+// The sm100a target: FlashAttention-4-class kernels on CUTLASS/CuTe for Blackwell
+// (docs/sm100a-kernel.md). Compiled and inspected only: no Blackwell GPU exists here.
 #include "memory_budget.h"
 #include "targets/cuda/cuda_target.h"
+#include "targets/cuda/forward_plan.h"
+#include "targets/sm100a/kernel_plan.h"
 
 namespace kgen {
 namespace {
@@ -10,29 +11,28 @@ namespace {
 class Sm100a final : public CudaTarget {
  public:
   Sm100a() : CudaTarget("sm100a", "sm_100a", &Spec::sm100a) {}
+  KernelPlan plan(const Spec& spec) const override { return plan_sm100a_kernel(spec); }
 
-  KernelPlan plan(const Spec& spec) const override {
-    const KvBlockLists lists =
-        build_kv_block_lists(spec.masks, spec.shape.q_heads, gpu_tile_shape(spec, *spec.sm100a));
-    KernelPlan kernel;
-    kernel.target = name();
-    kernel.extension = "cu";
-    kernel.template_path = "sm100a/forward/kernel.cu.tmpl";
-    kernel.symbol = kernel_symbol(spec.name, name());
-    kernel.context = Json{
-        {"symbol", kernel.symbol},
-        {"dtype", dtype_name(spec.dtype)},
-        {"block_q", spec.sm100a->block_q},
-        {"block_kv", spec.sm100a->block_kv},
-        {"live_tiles", lists.live_tiles_per_batch},
-        {"total_tiles", lists.total_tiles_per_batch},
-        {"smem_bytes", gpu_smem_budget(spec, *spec.sm100a).total()},
-    };
-    return kernel;
+  // The kernel, the launcher header and the runtime headers it is compiled with; nothing
+  // can run it here (no Blackwell GPU), so its receipt holds the compile check alone.
+  std::optional<ReceiptRule> receipt_rule() const override {
+    return ReceiptRule{{".sm100a.cu", ".sm100a.h"}, {"nvcc_sass"}, {}, runtime_folders()};
   }
 
  protected:
-  void add_rules(const Spec&, const Tiling&, TilingRules&) const override {}
+  MemoryBudget smem_budget(const Spec& spec, const GpuTarget& tiles) const override {
+    return sm100a_smem_budget(spec, tiles);
+  }
+
+  void add_rules(const Spec& spec, const Tiling& tiling, TilingRules& rules) const override {
+    rules.require(tiling.block_q == kSm100aBlockQ, "block_q", std::to_string(tiling.block_q),
+                  "128 (one 128-row tcgen05 tile per CTA: a tensor-memory lane per q row)");
+    rules.require(tiling.block_kv == 64 || tiling.block_kv == 128, "block_kv", std::to_string(tiling.block_kv),
+                  "64 or 128 (a softmax thread holds its row of S in registers, and P is written "
+                  "to tensor memory 32 columns at a time)");
+    if (rules.violation()) return;
+    add_forward_table_rules(spec, tiling, rules);
+  }
 };
 
 }  // namespace

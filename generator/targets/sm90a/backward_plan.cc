@@ -173,7 +173,7 @@ KernelPlan plan_sm90a_backward_kernel(const Spec& spec, const GpuTarget& tiling)
       {"score_domain", spec.softcap ? "tanh(scale * q.k / softcap)" : "q.k, unscaled"},
       {"exp2_scale", cuda_float_literal(spec.softcap ? *spec.softcap * log2e : spec.scale * log2e)},
       {"scale", cuda_float_literal(spec.scale)},
-      {"score_mod", spec.softcap ? "kgen::sm90a::Softcap<Config>" : "kgen::sm90a::NoScoreMod"},
+      {"score_mod", spec.softcap ? "kgen::cuda::Softcap<Config>" : "kgen::cuda::NoScoreMod"},
       {"mask_policy", !any_partial ? "kgen::sm90a::NoTransposedMask"
                       : predicate  ? "kgen::sm90a::TransposedPredicateMask<Config>"
                                    : "kgen::sm90a::TransposedBitmaskMask<Config>"},

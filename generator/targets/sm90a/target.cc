@@ -3,6 +3,7 @@
 #include "explain.h"
 #include "memory_budget.h"
 #include "targets/cuda/cuda_target.h"
+#include "targets/cuda/forward_plan.h"
 #include "targets/sm90a/backward_plan.h"
 #include "targets/sm90a/kernel_plan.h"
 
@@ -26,7 +27,7 @@ class Sm90a final : public CudaTarget {
 
   // The kernel, the launcher header and the runtime headers it is compiled with.
   std::optional<ReceiptRule> receipt_rule() const override {
-    return ReceiptRule{{".sm90a.cu", ".sm90a.h"}, {"nvcc_sass"}, {"gpu"}, "sm90a"};
+    return ReceiptRule{{".sm90a.cu", ".sm90a.h"}, {"nvcc_sass"}, {"gpu"}, runtime_folders()};
   }
 
  protected:
@@ -48,20 +49,7 @@ class Sm90a final : public CudaTarget {
                       std::to_string(available));
     if (rules.violation()) return;
 
-    const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads,
-                                                    gpu_tile_shape(spec, GpuTarget{tiling.block_q, tiling.block_kv, std::nullopt}));
-    const int64_t entries = sm90a_tile_entries(lists);
-    const std::string blocks = std::to_string(tiling.block_kv) + " with block_q " + std::to_string(tiling.block_q);
-    rules.at_most("block_q", entries, kSm90aMaxTileEntries,
-                  std::to_string(tiling.block_q) + " with block_kv " + std::to_string(tiling.block_kv) + " (" +
-                      std::to_string(entries) + " live tiles in the block plan)",
-                  "tiles whose block plan lists at most " + std::to_string(kSm90aMaxTileEntries) +
-                      " live tiles (the tables are source text of the generated kernel)");
-    if (partial_tile_mask(spec.masks, lists) == PartialTileMask::kBitmask)
-      rules.require(!sm90a_mask_table(spec.masks, lists).too_large, "block_kv",
-                    blocks + " (more than " + std::to_string(kSm90aMaxMaskWords * 4 / (1 << 20)) +
-                        " MiB of distinct partial-tile bits)",
-                    "tiles whose distinct partial blocks fit the sm90a mask table");
+    add_forward_table_rules(spec, tiling, rules);
   }
 
   void add_backward_rules(const Spec& spec, const Tiling& tiling, TilingRules& rules) const override {
@@ -76,14 +64,14 @@ class Sm90a final : public CudaTarget {
                   std::to_string(tiling.block_kv) + " (shared memory " + kib(smem.total()) + ")",
                   "blocks whose shared memory fits " + kib(kGpuSmemLimit));
     const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads, gpu_tile_shape(spec, tiles));
-    const int64_t entries = sm90a_tile_entries(lists);
-    rules.at_most("block_kv", entries, kSm90aMaxTileEntries,
+    const int64_t entries = cuda_tile_entries(lists);
+    rules.at_most("block_kv", entries, kCudaMaxTileEntries,
                   std::to_string(tiling.block_kv) + " (" + std::to_string(entries) + " live tiles in the block plan)",
-                  "tiles whose block plan lists at most " + std::to_string(kSm90aMaxTileEntries) +
+                  "tiles whose block plan lists at most " + std::to_string(kCudaMaxTileEntries) +
                       " live tiles (the tables are source text of the generated kernel)");
     if (partial_tile_mask(spec.masks, lists) == PartialTileMask::kBitmask) {
       const int64_t words = static_cast<int64_t>(transposed_mask_table(spec.masks, transpose_block_lists(lists)).bits.size());
-      rules.at_most("block_kv", words, kSm90aMaxMaskWords,
+      rules.at_most("block_kv", words, kCudaMaxMaskWords,
                     std::to_string(tiling.block_kv) + " (" + std::to_string(words) + " words of distinct partial-tile bits)",
                     "tiles whose distinct partial blocks fit the sm90a mask table");
     }

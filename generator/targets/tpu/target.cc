@@ -175,7 +175,7 @@ class Tpu final : public Target {
     return ReceiptRule{{".tpu.mlir", ".tpu.operands.json"},
                        {"cpu_execution", "mosaic_dialect", "libtpu_compile"},
                        {},
-                       "",
+                       {},
                        {".tpu.dq.mlir", ".tpu.dq.operands.json", ".tpu.dkv.mlir", ".tpu.dkv.operands.json"}};
   }
 

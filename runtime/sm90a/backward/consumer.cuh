@@ -13,10 +13,10 @@
 #include <cutlass/arch/barrier.h>
 #include <cutlass/numeric_conversion.h>
 
+#include "cuda/exp2.cuh"
 #include "sm90a/backward/kernel_traits.cuh"
 #include "sm90a/backward/wgmma.cuh"
 #include "sm90a/backward/work.cuh"
-#include "sm90a/forward/math.cuh"
 
 namespace kgen {
 namespace sm90a {
@@ -151,7 +151,7 @@ CUTE_DEVICE void consume_backward(Params const& params,
         for (int c = 0; c < 2; ++c) {
           const int e = c + 2 * r + 4 * n;
           const float x = acc_s(e);
-          const float p = fast_exp2(x * Config::kExp2Scale - (c == 0 ? l.x : l.y));
+          const float p = cuda::fast_exp2(x * Config::kExp2Scale - (c == 0 ? l.x : l.y));
           acc_s(e) = p;
           acc_dp(e) = p * (acc_dp(e) - (c == 0 ? d.x : d.y)) * ScoreMod::derivative(x);
         }

@@ -10,7 +10,7 @@
 //   kProducerRegisters, kConsumerRegisters (uint32_t): the setmaxnreg split
 //   kSharedBudget                    kgen's shared-memory budget, bytes
 //   MmaSdP, MmaDkv, MmaDq            the wgmma atoms (wgmma.cuh)
-//   kExp2Scale, kScale (float), ScoreMod     the score domain (forward/score_mods.cuh)
+//   kExp2Scale, kScale (float), ScoreMod     the score domain (cuda/score_mods.cuh)
 //   Mask, SegmentMask                the transposed masks (masks.cuh)
 //   kSinks (bool)                    dsinks (preprocess.cuh)
 //   step_begin(list), step_partial_count(list), step_q(entry), kv_block_order(rank):
@@ -24,6 +24,7 @@
 #include <cute/atom/copy_traits_sm90_tma.hpp>
 #include <cute/atom/mma_atom.hpp>
 
+#include "cuda/forward_tma.cuh"
 #include "sm90a/forward/kernel_traits.cuh"
 
 namespace kgen {
@@ -97,11 +98,11 @@ struct BackwardTraits {
 
   // ---- Global tensors as the TMA descriptors see them: (rows, features, head, batch), the
   // feature dimension contiguous. Every load and store moves one (64, head_dim) tile.
-  using RowMajorStride = cute::Stride<int64_t, cute::_1, int64_t, int64_t>;
   using TmaLoad = decltype(cute::make_tma_copy(
-      cute::SM90_TMA_LOAD{}, null_gmem<Element const, RowMajorStride>(), SmemLayoutTile{}));
+      cute::SM90_TMA_LOAD{}, cuda::null_gmem<Element const, cuda::RowMajorStride>(),
+      SmemLayoutTile{}));
   using TmaStore = decltype(cute::make_tma_copy(
-      cute::SM90_TMA_STORE{}, null_gmem<Element, RowMajorStride>(), SmemLayoutTile{}));
+      cute::SM90_TMA_STORE{}, cuda::null_gmem<Element, cuda::RowMajorStride>(), SmemLayoutTile{}));
 };
 
 // The TMA descriptors of one kernel: the first member of its Params (__grid_constant__).

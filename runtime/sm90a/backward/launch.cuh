@@ -1,13 +1,13 @@
 // Host helpers of the generated backward launchers: the TMA descriptors of Q, K, V, dO (loads)
-// and dK, dV (stores), from the caller's pointers and strides. The argument checks are the
-// forward's (forward/launch.cuh).
+// and dK, dV (stores), from the caller's pointers and strides. The argument checks are every
+// CUDA launcher's (cuda/launch_checks.cuh).
 #pragma once
 
 #include <cute/tensor.hpp>
 #include <cute/atom/copy_traits_sm90_tma.hpp>
 
+#include "cuda/launch_checks.cuh"
 #include "sm90a/backward/kernel_traits.cuh"
-#include "sm90a/forward/launch.cuh"
 
 namespace kgen {
 namespace sm90a {

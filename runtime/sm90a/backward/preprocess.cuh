@@ -9,8 +9,8 @@
 
 #include <cute/config.hpp>
 
+#include "cuda/exp2.cuh"
 #include "sm90a/backward/kernel_traits.cuh"
-#include "sm90a/forward/math.cuh"
 
 namespace kgen {
 namespace sm90a {
@@ -47,7 +47,7 @@ CUTE_DEVICE void backward_preprocess(Params const& params) {
       delta += __shfl_xor_sync(0xffffffffu, delta, offset);
     const float lse = params.lse[(int64_t(batch) * Config::kQHeads + head) * Config::kQLen + i];
     // A row that kept nothing has lse -inf: +inf makes its p = exp2(x - inf) = 0, not NaN.
-    if (lse != -INFINITY) lse_log2 = lse * kLog2e;
+    if (lse != -INFINITY) lse_log2 = lse * cuda::kLog2e;
     if constexpr (Config::kSinks) {
       if (lane == 0 && lse != -INFINITY)
         atomicAdd(params.dsinks + head, -expf(__ldg(params.sinks + head) - lse) * delta);

@@ -11,10 +11,11 @@
 #include <cutlass/arch/barrier.h>
 #include <cutlass/numeric_conversion.h>
 
+#include "cuda/exp2.cuh"
+#include "cuda/work.cuh"
 #include "sm90a/forward/kernel_traits.cuh"
 #include "sm90a/forward/math.cuh"
 #include "sm90a/forward/online_softmax.cuh"
-#include "sm90a/forward/work.cuh"
 
 namespace kgen {
 namespace sm90a {
@@ -23,9 +24,10 @@ namespace sm90a {
 // A sink (Config::kSinks) is a logit with no value row: it joins the max and the sum only.
 template <class Config, class Params, class Fragment>
 CUTE_DEVICE void normalize_rows(Params const& params, OnlineSoftmax<Config> const& softmax,
-                                Fragment& acc_o, CtaWork const& work, int row_base, int lane) {
+                                Fragment& acc_o, cuda::CtaWork const& work, int row_base,
+                                int lane) {
   float sink_log2 = 0.f;
-  if constexpr (Config::kSinks) sink_log2 = __ldg(params.sinks + work.head) * kLog2e;
+  if constexpr (Config::kSinks) sink_log2 = __ldg(params.sinks + work.head) * cuda::kLog2e;
   float out_scale[2];
   CUTE_UNROLL
   for (int r = 0; r < 2; ++r) {
@@ -35,8 +37,8 @@ CUTE_DEVICE void normalize_rows(Params const& params, OnlineSoftmax<Config> cons
     if constexpr (Config::kSinks) {
       const float new_max = fmaxf(max_log2, sink_log2);
       const float base = new_max == -INFINITY ? 0.f : new_max;  // a sink of -inf is no sink
-      const float rescale = fast_exp2(max_log2 - base);
-      sum = sum * rescale + fast_exp2(sink_log2 - base);
+      const float rescale = cuda::fast_exp2(max_log2 - base);
+      sum = sum * rescale + cuda::fast_exp2(sink_log2 - base);
       max_log2 = new_max;
       out_scale[r] = sum > 0.f ? rescale / sum : 0.f;
     } else {
@@ -47,7 +49,7 @@ CUTE_DEVICE void normalize_rows(Params const& params, OnlineSoftmax<Config> cons
       const int i = row_base + 8 * r;
       if (lane % 4 == 0 && i < Config::kQLen)
         params.lse[(int64_t(work.batch) * Config::kQHeads + work.head) * Config::kQLen + i] =
-            sum > 0.f ? (max_log2 + log2f(sum)) * kLn2 : -INFINITY;
+            sum > 0.f ? (max_log2 + log2f(sum)) * cuda::kLn2 : -INFINITY;
     }
   }
   scale_rows(acc_o, out_scale);
@@ -57,7 +59,7 @@ CUTE_DEVICE void normalize_rows(Params const& params, OnlineSoftmax<Config> cons
 // TMA store by one thread; rows past q_len are clipped by the TMA unit.
 template <class Config, class Params, class MmaPV, class Fragment>
 CUTE_DEVICE void store_o(Params const& params, typename ForwardTraits<Config>::SharedStorage& smem,
-                         MmaPV const& mma_pv, Fragment const& acc_o, CtaWork const& work,
+                         MmaPV const& mma_pv, Fragment const& acc_o, cuda::CtaWork const& work,
                          int consumer, int thread) {
   using namespace cute;
   using Traits = ForwardTraits<Config>;

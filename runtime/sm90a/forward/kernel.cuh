@@ -10,10 +10,10 @@
 #include <cutlass/arch/barrier.h>
 #include <cutlass/arch/reg_reconfig.h>
 
+#include "cuda/work.cuh"
 #include "sm90a/forward/consumer/mainloop.cuh"
 #include "sm90a/forward/kernel_traits.cuh"
 #include "sm90a/forward/producer.cuh"
-#include "sm90a/forward/work.cuh"
 
 namespace kgen {
 namespace sm90a {
@@ -23,7 +23,7 @@ CUTE_DEVICE void forward(Params const& params) {
   using Traits = ForwardTraits<Config>;
   extern __shared__ __align__(1024) uint8_t shared_memory[];
   auto& smem = *reinterpret_cast<typename Traits::SharedStorage*>(shared_memory);
-  const CtaWork work = cta_work<Config>();
+  const cuda::CtaWork work = cuda::cta_work<Config>();
 
   const int warp_group = cutlass::canonical_warp_group_idx();
   if (threadIdx.x == 0) {

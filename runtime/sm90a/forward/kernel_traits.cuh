@@ -9,7 +9,7 @@
 //   kProducerRegisters, kConsumerRegisters (uint32_t): the setmaxnreg split
 //   kSharedBudget                    kgen's shared-memory budget, bytes
 //   MmaQK, MmaPV                     the wgmma atoms of S = Q K^T and O += P V
-//   kExp2Scale (float), ScoreMod     the score domain (score_mods.cuh)
+//   kExp2Scale (float), ScoreMod     the score domain (cuda/score_mods.cuh)
 //   Mask, SegmentMask                the masks (masks.cuh, segment_mask.cuh)
 //   kLse, kSinks (bool)              the epilogue's statistics (epilogue.cuh)
 //   tile_begin(list), tile_partial_count(list), tile_kv(entry), q_block_order(rank):
@@ -25,14 +25,6 @@
 
 namespace kgen {
 namespace sm90a {
-
-// A global tensor of shape (rows, features, head, batch) at no address: the type TMA
-// descriptors are declared with.
-template <class T, class Stride>
-inline auto null_gmem() {
-  return cute::make_tensor(cute::make_gmem_ptr(static_cast<T*>(nullptr)),
-                           cute::Shape<int, int, int, int>{}, Stride{});
-}
 
 template <class Config>
 struct ForwardTraits {
@@ -94,29 +86,6 @@ struct ForwardTraits {
   static constexpr uint32_t kQBytes = uint32_t(cute::cosize_v<SmemLayoutQ> * sizeof(Element));
   static constexpr uint32_t kKBytes = uint32_t(kBlockKv * kHeadDim * sizeof(Element));
   static constexpr uint32_t kVBytes = uint32_t(kBlockKv * kHeadDimV * sizeof(Element));
-
-  // ---- Global tensors as the TMA descriptors see them: (rows, features, head, batch) for Q,
-  // K and O, (features, rows, head, batch) for V; the feature dimension is contiguous.
-  using RowMajorStride = cute::Stride<int64_t, cute::_1, int64_t, int64_t>;
-  using ColumnMajorStride = cute::Stride<cute::_1, int64_t, int64_t, int64_t>;
-  using TmaQ = decltype(cute::make_tma_copy(
-      cute::SM90_TMA_LOAD{}, null_gmem<Element const, RowMajorStride>(), SmemLayoutQTile{}));
-  using TmaK = decltype(cute::make_tma_copy(
-      cute::SM90_TMA_LOAD{}, null_gmem<Element const, RowMajorStride>(), SmemLayoutKTile{}));
-  using TmaV = decltype(cute::make_tma_copy(
-      cute::SM90_TMA_LOAD{}, null_gmem<Element const, ColumnMajorStride>(), SmemLayoutVTile{}));
-  using TmaO = decltype(cute::make_tma_copy(cute::SM90_TMA_STORE{},
-                                            null_gmem<Element, RowMajorStride>(), SmemLayoutO{}));
-};
-
-// The TMA descriptors of one kernel: the first member of its Params, passed as a
-// __grid_constant__ parameter so that the TMA unit reads them from parameter memory.
-template <class Config>
-struct ForwardTma {
-  typename ForwardTraits<Config>::TmaQ q;
-  typename ForwardTraits<Config>::TmaK k;
-  typename ForwardTraits<Config>::TmaV v;
-  typename ForwardTraits<Config>::TmaO o;
 };
 
 }  // namespace sm90a

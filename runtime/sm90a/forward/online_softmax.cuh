@@ -8,6 +8,7 @@
 #include <cute/config.hpp>
 #include <cute/tensor.hpp>
 
+#include "cuda/exp2.cuh"
 #include "sm90a/forward/math.cuh"
 
 namespace kgen {
@@ -33,7 +34,7 @@ struct OnlineSoftmax {
       tile_max = quad_max(tile_max);
       // A row with nothing kept so far keeps max -inf; exp2 then sees -inf - 0 = -inf -> 0.
       const float max_scaled = tile_max == -INFINITY ? 0.f : tile_max * Config::kExp2Scale;
-      correction[r] = fast_exp2(row_max[r] * Config::kExp2Scale - max_scaled);
+      correction[r] = cuda::fast_exp2(row_max[r] * Config::kExp2Scale - max_scaled);
       row_max[r] = tile_max;
       float sum = 0.f;
       CUTE_UNROLL
@@ -41,7 +42,7 @@ struct OnlineSoftmax {
         CUTE_UNROLL
         for (int c = 0; c < 2; ++c) {
           float& x = s(c + 2 * r + 4 * n);
-          x = fast_exp2(x * Config::kExp2Scale - max_scaled);
+          x = cuda::fast_exp2(x * Config::kExp2Scale - max_scaled);
           sum += x;
         }
       }

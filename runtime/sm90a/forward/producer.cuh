@@ -7,15 +7,15 @@
 #include <cute/tensor.hpp>
 #include <cutlass/arch/barrier.h>
 
+#include "cuda/work.cuh"
 #include "sm90a/forward/kernel_traits.cuh"
-#include "sm90a/forward/work.cuh"
 
 namespace kgen {
 namespace sm90a {
 
 template <class Config, class Params>
 CUTE_DEVICE void produce(Params const& params, typename ForwardTraits<Config>::SharedStorage& smem,
-                         CtaWork const& work) {
+                         cuda::CtaWork const& work) {
   using namespace cute;
   using Traits = ForwardTraits<Config>;
   constexpr int kHeadDim = Config::kHeadDim;

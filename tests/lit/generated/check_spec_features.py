@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Every checked-in kernel carries exactly the features its spec asks for: for each spec in
-SOURCE/specs, each of its generated tpu and sm90a kernels is run through FileCheck once per
+SOURCE/specs, each of its generated tpu, sm90a and sm100a kernels is run through FileCheck once per
 feature (softcap, segment ids, sinks, lse, how partial tiles are masked) with the prefix the
 spec and its block plan (`kgen plan`) call for, against features.check.
 
@@ -22,14 +22,14 @@ def plan(kgen, source, spec_path, target):
 
 def prefixes(spec, target, block_plan):
     """The features.check prefixes for one kernel: one per feature."""
-    lang = {"sm90a": "SM90A", "tpu": "TPU"}[target]
+    lang = {"sm90a": "CUDA", "sm100a": "CUDA", "tpu": "TPU"}[target]
     chosen = [f"{lang}-{'' if spec.get(key) else 'NO-'}{name}" for key, name in
               (("softcap", "SOFTCAP"), ("segment_ids", "SEGMENTS"), ("sinks", "SINKS"))]
     # With "backward": true the forward writes lse whatever outputs says (spec-format.md §7).
     lse = spec.get("outputs", {}).get("lse", spec.get("backward", False))
     chosen.append(f"{lang}-{'' if lse else 'NO-'}LSE")
     # How partial tiles are masked: decided once by kgen's plan, reported by every target.
-    bitmask = "BITMASK" if target == "sm90a" else "TABLE"
+    bitmask = "TABLE" if target == "tpu" else "BITMASK"
     chosen.append(f"{lang}-" + {"none": "NO-PARTIAL", "predicate": "PREDICATE",
                                 "bitmask": bitmask}[block_plan["partial_tile_mask"]])
     return chosen
@@ -47,7 +47,7 @@ def main():
         spec_path = os.path.join("specs", spec_file)
         with open(os.path.join(source, spec_path)) as f:
             spec = json.load(f)
-        for target, extension in (("tpu", "mlir"), ("sm90a", "cu")):
+        for target, extension in (("tpu", "mlir"), ("sm90a", "cu"), ("sm100a", "cu")):
             if target not in spec["targets"]:
                 continue
             kernel = os.path.join(source, "generated", spec["name"], f"{spec['name']}.{target}.{extension}")

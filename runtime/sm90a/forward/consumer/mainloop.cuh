@@ -9,18 +9,18 @@
 #include <cutlass/arch/barrier.h>
 #include <cutlass/numeric_conversion.h>
 
+#include "cuda/work.cuh"
 #include "sm90a/forward/epilogue.cuh"
 #include "sm90a/forward/kernel_traits.cuh"
 #include "sm90a/forward/online_softmax.cuh"
 #include "sm90a/forward/wgmma.cuh"
-#include "sm90a/forward/work.cuh"
 
 namespace kgen {
 namespace sm90a {
 
 template <class Config, class Params>
 CUTE_DEVICE void consume(Params const& params, typename ForwardTraits<Config>::SharedStorage& smem,
-                         int consumer, CtaWork const& work) {
+                         int consumer, cuda::CtaWork const& work) {
   using namespace cute;
   using Traits = ForwardTraits<Config>;
   using Mma = ForwardMma<Config>;

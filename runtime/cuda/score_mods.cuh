@@ -1,16 +1,16 @@
 // Score modifiers: what turns a raw score q.k into the score domain x the softmax works in
 // (scale and softcap in docs/spec-format.md, "Top-level keys"; docs/sm90a-kernel.md,
-// "Softmax in exp2"). The scale is folded into Config::kExp2Scale, so
+// "Softmax in exp2"), for every CUDA kernel, forward and backward. The scale is folded into Config::kExp2Scale, so
 // exp(s - s_max) = exp2(kExp2Scale * (x - x_max)).
 #pragma once
 
 #include <cute/config.hpp>
 #include <cute/tensor.hpp>
 
-#include "sm90a/forward/math.cuh"
+#include "cuda/exp2.cuh"
 
 namespace kgen {
-namespace sm90a {
+namespace cuda {
 
 // x = q.k, unscaled: nothing to do.
 struct NoScoreMod {
@@ -47,5 +47,5 @@ struct Softcap {
   }
 };
 
-}  // namespace sm90a
+}  // namespace cuda
 }  // namespace kgen

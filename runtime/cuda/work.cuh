@@ -1,11 +1,11 @@
-// What one CTA computes: a (batch, q head, q block) and the kv tiles the block plan lists for
-// it (docs/sm90a-kernel.md, "Masks: the block plan in the kernel").
+// What one CTA of a CUDA forward kernel computes: a (batch, q head, q block) and the kv tiles
+// the block plan lists for it (docs/sm90a-kernel.md, "Masks: the block plan in the kernel").
 #pragma once
 
 #include <cute/config.hpp>
 
 namespace kgen {
-namespace sm90a {
+namespace cuda {
 
 struct CtaWork {
   int batch;
@@ -32,5 +32,5 @@ CUTE_DEVICE CtaWork cta_work() {
   return work;
 }
 
-}  // namespace sm90a
+}  // namespace cuda
 }  // namespace kgen

@@ -1,0 +1,250 @@
+#include "targets/cuda/forward_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "kernel_names.h"
+#include "mask_printers.h"
+#include "memory_budget.h"
+#include "targets/cuda/cuda_target.h"
+#include "targets/cuda/source_text.h"
+#include "targets/cuda/tile_tables.h"
+
+namespace kgen {
+namespace {
+
+// The optional operands of a spec, in the order of Params and Arguments: each is one pointer
+// argument of the launcher and one member of the kernel's Params. `checked`: with what the
+// launcher checks its alignment by (the kernel's context; the header only declares them).
+Json optional_operands(const Spec& spec, bool checked) {
+  Json operands = Json::array();
+  auto add = [&](const char* name, const char* type, const char* element, const char* description) {
+    Json operand = {{"name", name}, {"type", type}, {"description", description}};
+    if (checked) {
+      operand["element"] = element;
+      operand["alignment"] = 4;  // bytes: every optional operand holds 32-bit values
+    }
+    operands.push_back(std::move(operand));
+  };
+  if (spec.lse) add("lse", "float*", "float", "[batch][q_heads][q_len], contiguous; natural log, -inf on empty rows");
+  if (spec.segment_ids) {
+    add("q_segment_ids", "const int32_t*", "int32_t", "[batch][q_len], contiguous");
+    add("kv_segment_ids", "const int32_t*", "int32_t", "[batch][kv_len], contiguous");
+  }
+  if (spec.sinks) add("sinks", "const float*", "float", "[q_heads]: one extra logit per head, with no value row");
+  return operands;
+}
+
+}  // namespace
+
+CudaMaskTable cuda_mask_table(const HeadMasks& masks, const KvBlockLists& lists) {
+  const TileShape& tiles = lists.tiles;
+  CudaMaskTable table;
+  table.words_per_row = (tiles.block_kv + 31) / 32;
+  const int64_t block_words = tiles.block_q * table.words_per_row;
+  std::map<std::vector<uint32_t>, int32_t> ids;
+  const int64_t q_blocks = tiles.q_blocks();
+  for (int64_t r = 0; r < lists.rows; ++r) {
+    const Mask& mask = masks.of_head(r);  // rows > 1 only when every head has its own row
+    for (int64_t q = 0; q < q_blocks; ++q) {
+      const std::size_t list = static_cast<std::size_t>(r * q_blocks + q);
+      const std::vector<int32_t>& partial = lists.partial[list];
+      std::vector<std::vector<uint32_t>> blocks(partial.size(), std::vector<uint32_t>(static_cast<std::size_t>(block_words), 0));
+      for (int64_t row = 0; row < tiles.block_q; ++row) {
+        const int64_t i = q * tiles.block_q + row;
+        if (i >= tiles.q_len || partial.empty()) break;
+        const IntervalSet allowed = mask.row(i, tiles.kv_len);
+        for (std::size_t p = 0; p < partial.size(); ++p) {
+          const int64_t first = int64_t{partial[p]} * tiles.block_kv;
+          for (const Interval& run : intersect(allowed, clipped_interval(first, first + tiles.block_kv, tiles.kv_len)))
+            for (int64_t j = run.begin; j < run.end; ++j) {
+              const int64_t column = j - first;
+              blocks[p][static_cast<std::size_t>(row * table.words_per_row + column / 32)] |= uint32_t{1} << (column % 32);
+            }
+        }
+      }
+      for (std::vector<uint32_t>& block : blocks) {
+        auto [it, inserted] = ids.emplace(std::move(block), static_cast<int32_t>(table.blocks));
+        if (inserted) {
+          table.bits.insert(table.bits.end(), it->first.begin(), it->first.end());
+          ++table.blocks;
+          if (static_cast<int64_t>(table.bits.size()) > kCudaMaxMaskWords) {
+            table.too_large = true;  // check_tiling refuses the tiling; stop here
+            return table;
+          }
+        }
+        table.tile_block.push_back(it->second);
+      }
+      table.tile_block.insert(table.tile_block.end(), lists.full[list].size(), -1);
+    }
+  }
+  return table;
+}
+
+int64_t cuda_tile_entries(const KvBlockLists& lists) {
+  int64_t entries = 0;
+  for (std::size_t list = 0; list < lists.partial.size(); ++list)
+    entries += static_cast<int64_t>(lists.partial[list].size() + lists.full[list].size());
+  return entries;
+}
+
+void add_forward_table_rules(const Spec& spec, const Tiling& tiling, TilingRules& rules) {
+  const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads,
+                                                  gpu_tile_shape(spec, GpuTarget{tiling.block_q, tiling.block_kv, std::nullopt}));
+  const int64_t entries = cuda_tile_entries(lists);
+  const std::string blocks = std::to_string(tiling.block_kv) + " with block_q " + std::to_string(tiling.block_q);
+  rules.at_most("block_q", entries, kCudaMaxTileEntries,
+                std::to_string(tiling.block_q) + " with block_kv " + std::to_string(tiling.block_kv) + " (" +
+                    std::to_string(entries) + " live tiles in the block plan)",
+                "tiles whose block plan lists at most " + std::to_string(kCudaMaxTileEntries) +
+                    " live tiles (the tables are source text of the generated kernel)");
+  if (partial_tile_mask(spec.masks, lists) == PartialTileMask::kBitmask)
+    rules.require(!cuda_mask_table(spec.masks, lists).too_large, "block_kv",
+                  blocks + " (more than " + std::to_string(kCudaMaxMaskWords * 4 / (1 << 20)) +
+                      " MiB of distinct partial-tile bits)",
+                  "tiles whose distinct partial blocks fit the mask table");
+}
+
+KernelPlan plan_cuda_forward(const Spec& spec, const GpuTarget& gpu, const CudaDevice& device, int64_t threads,
+                             int64_t shared_bytes) {
+  const Shape& s = spec.shape;
+  const TileShape tiles = gpu_tile_shape(spec, gpu);
+  const KvBlockLists lists = build_kv_block_lists(spec.masks, s.q_heads, tiles);
+  const int64_t q_blocks = tiles.q_blocks();
+  const int64_t list_count = lists.rows * q_blocks;
+  const std::string symbol = kernel_symbol(spec.name, device.target);
+  const std::string runtime = device.runtime;
+
+  // The tile lists, flattened: per list its partial kv blocks, then its full ones. Launch
+  // order: the q blocks with the most live tiles (over all plan rows) first.
+  const FlatTileLists flat = flatten_tile_lists(lists.partial, lists.full);
+  std::vector<int64_t> live_per_q_block(static_cast<std::size_t>(q_blocks), 0);
+  for (int64_t list = 0; list < list_count; ++list)
+    live_per_q_block[static_cast<std::size_t>(list % q_blocks)] += flat.size(static_cast<std::size_t>(list));
+  const std::vector<int64_t> order = heaviest_first(live_per_q_block);
+
+  const PartialTileMask partial_mask = partial_tile_mask(spec.masks, lists);
+  const bool any_partial = partial_mask != PartialTileMask::kNone;
+  const bool predicate = partial_mask == PartialTileMask::kPredicate;
+  const bool bitmask = partial_mask == PartialTileMask::kBitmask;
+  const bool kv_tail = s.kv_len % gpu.block_kv != 0;
+  const double log2e = 1.4426950408889634;
+
+  Json context = {
+      {"symbol", symbol},
+      {"header_file", generated_file_name(spec.name, device.target, "h")},
+      {"dtype", dtype_name(spec.dtype)},
+      {"element_type", dtype_info(spec.dtype).cutlass_type},
+      {"batch", s.batch},
+      {"q_heads", s.q_heads},
+      {"kv_heads", s.kv_heads},
+      {"group", s.group()},
+      {"q_len", s.q_len},
+      {"kv_len", s.kv_len},
+      {"head_dim", s.head_dim},
+      {"head_dim_v", s.head_dim_v},
+      {"block_q", gpu.block_q},
+      {"block_kv", gpu.block_kv},
+      {"q_blocks", q_blocks},
+      {"kv_blocks", tiles.kv_blocks()},
+      {"threads", threads},
+      {"stages", kGpuKvStages},
+      {"plan_rows", lists.rows},
+      {"live_tiles", lists.live_tiles_per_batch},
+      {"total_tiles", lists.total_tiles_per_batch},
+      {"smem_budget", shared_bytes},
+      {"mask_summary", spec.mask_summary},
+      {"mask_strategy", mask_strategy(partial_mask, spec.segment_ids, "bitmask")},
+      {"softcap", spec.softcap.has_value()},
+      {"score_domain", spec.softcap ? "tanh(scale * q.k / softcap)" : "q.k, unscaled"},
+      {"exp2_scale", cuda_float_literal(spec.softcap ? *spec.softcap * log2e : spec.scale * log2e)},
+      // The policies of the runtime this kernel is built from.
+      {"score_mod", spec.softcap ? "kgen::cuda::Softcap<Config>" : "kgen::cuda::NoScoreMod"},
+      {"mask_policy", !any_partial ? runtime + "::NoMask"
+                      : predicate  ? runtime + "::PredicateMask<Config>"
+                                   : runtime + "::BitmaskMask<Config>"},
+      {"segment_mask", spec.segment_ids ? runtime + "::SegmentMask<Config>" : runtime + "::NoSegmentMask"},
+      {"lse", spec.lse ? "true" : "false"},
+      {"sinks", spec.sinks ? "true" : "false"},
+      {"operands", optional_operands(spec, true)},
+      {"predicate_mask", predicate},
+      {"bitmask", bitmask},
+      {"stride_alignment", 16 / dtype_bytes(spec.dtype)},
+      // The launch (templates/cuda/forward/launch.cu.tmpl).
+      {"device", device.device},
+      {"device_major", device.major},
+      {"device_minor", device.minor},
+      // The block plan's tables.
+      {"lists", list_count},
+      {"lists_plus_one", list_count + 1},
+      {"tile_entries", static_cast<int64_t>(flat.entries.size())},
+      {"tile_begin", number_list(flat.begin)},
+      {"tile_partial_count", number_list(flat.partial_count)},
+      {"tile_kv_size", std::max<int64_t>(1, static_cast<int64_t>(flat.entries.size()))},
+      {"tile_kv", flat.entries.empty() ? std::string("0") : number_list(flat.entries)},
+      {"q_block_order", number_list(order)},
+  };
+  if (spec.softcap) context["tanh_scale"] = cuda_float_literal(spec.scale / *spec.softcap);
+  if (predicate) {
+    const std::optional<int64_t> tail = kv_tail ? std::optional<int64_t>(s.kv_len) : std::nullopt;
+    context["mask_predicate"] = mask_cpp_expression(lower_mask(spec.masks.unique.front(), tail));
+    context["kv_tail"] = kv_tail;
+  }
+  if (bitmask) {
+    const CudaMaskTable table = cuda_mask_table(spec.masks, lists);
+    context["mask_words"] = table.words_per_row;
+    context["mask_blocks"] = table.blocks;
+    context["mask_bits_size"] = static_cast<int64_t>(table.bits.size());
+    context["mask_bits"] = hex_number_list(table.bits);
+    context["tile_mask_index"] = number_list(table.tile_block);
+  }
+
+  Json header = {
+      {"symbol", symbol},
+      {"kernel_file", generated_file_name(spec.name, device.target, "cu")},
+      {"architecture", device.architecture},
+      {"device_major", device.major},
+      {"device_minor", device.minor},
+      {"group", s.group()},
+      {"score_formula", score_formula(spec)},
+      {"mask_summary", spec.mask_summary},
+      {"batch", s.batch},
+      {"q_heads", s.q_heads},
+      {"kv_heads", s.kv_heads},
+      {"q_len", s.q_len},
+      {"kv_len", s.kv_len},
+      {"head_dim", s.head_dim},
+      {"head_dim_v", s.head_dim_v},
+      {"dtype", dtype_name(spec.dtype)},
+      {"cuda_type", dtype_info(spec.dtype).cuda_spelling},
+      {"stride_alignment", 16 / dtype_bytes(spec.dtype)},
+      {"operands", optional_operands(spec, false)},
+  };
+
+  // What the kernel file promises, checked by kgen audit against what Clang sees
+  // (docs/audit.md): the template declares exactly this kernel and launches it with
+  // sizeof(SharedStorage), which its static_assert holds to the budget. The launch is the
+  // one the kernel is built for: one CTA per (batch, head) and q block (the kernel decodes
+  // blockIdx that way), `threads` threads, the same number as its __launch_bounds__.
+  const Json grid = {s.batch * s.q_heads, q_blocks, 1};
+  const Json block = {threads, 1, 1};
+  Json interface = {{"entry_points",
+                     {{{"name", "kgen::" + symbol + "::forward_kernel"},
+                       {"params", {{{"name", "params"}, {"type", "Params const"}, {"grid_constant", true}}}},
+                       {"launch_bounds", {{"max_threads", threads}, {"min_blocks", 1}}},
+                       {"launch", {{"grid", grid}, {"block", block}}},
+                       {"dynamic_smem_bytes", shared_bytes}}}}};
+
+  KernelPlan kernel;
+  kernel.target = device.target;
+  kernel.extension = "cu";
+  kernel.symbol = symbol;
+  kernel.implemented = true;
+  kernel.context = std::move(context);
+  kernel.interface = std::move(interface);
+  kernel.extra_files.push_back({"cuda/forward/launcher.h.tmpl", "h", "launcher", std::move(header)});
+  return kernel;
+}
+
+}  // namespace kgen

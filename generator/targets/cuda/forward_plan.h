@@ -1,0 +1,60 @@
+// What the CUDA forward plans (sm90a, sm100a) share: the block plan's tables as the kernel
+// reads them (tile lists, launch order, the partial tiles' bitmask or predicate), the
+// optional operands, the score constants, the launcher header and the audit interface. Each
+// architecture adds its own keys (its atoms, warp roles and register split) to the context
+// and names its kernel template.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "block_plan.h"
+#include "kernel_plans.h"
+#include "spec.h"
+#include "targets/tiling_rules.h"
+
+namespace kgen {
+
+// The generated tables are source text in a reviewed file: at most 4 Mi words (16 MiB) of
+// mask bits and 4 Mi tile-list entries; the tiling rules refuse tilings that need more.
+constexpr int64_t kCudaMaxMaskWords = int64_t{1} << 22;
+constexpr int64_t kCudaMaxTileEntries = int64_t{1} << 22;
+
+// The bits of every distinct partial tile, deduplicated by content, and per tile of `lists`
+// (partial tiles first, then full, as the kernel walks them) its index into them (-1 when full).
+struct CudaMaskTable {
+  int64_t words_per_row = 0;           // ceil(block_kv / 32)
+  std::vector<uint32_t> bits;          // [block][block_q][words_per_row]
+  int64_t blocks = 0;
+  std::vector<int32_t> tile_block;     // per entry of the flattened lists
+  bool too_large = false;              // more than kCudaMaxMaskWords: incomplete
+};
+// Stops with too_large set once the bits pass kCudaMaxMaskWords.
+CudaMaskTable cuda_mask_table(const HeadMasks& masks, const KvBlockLists& lists);
+
+// Entries of the flattened tile lists: every live tile of every list.
+int64_t cuda_tile_entries(const KvBlockLists& lists);
+
+// The forward's table rules: at most kCudaMaxTileEntries tiles, at most kCudaMaxMaskWords of
+// distinct partial-tile bits.
+void add_forward_table_rules(const Spec& spec, const Tiling& tiling, TilingRules& rules);
+
+// The device a CUDA forward kernel is built for, as its launcher checks and names it.
+struct CudaDevice {
+  const char* target;        // "sm90a"
+  const char* architecture;  // "Hopper (sm_90a)", in the launcher header's first line
+  const char* device;        // "sm_90a (H100/H200)", in the launcher's refusal
+  int major;                 // compute capability
+  int minor;
+  const char* runtime;       // the runtime's namespace: "kgen::sm90a"
+};
+
+// The plan every CUDA forward kernel starts from: its context (shape, tiles, tables, masks,
+// score constants, operands, launch device), its launcher header and its audit interface,
+// with `threads` threads and `shared_bytes` of dynamic shared memory. The caller sets the
+// template and adds its architecture's keys.
+KernelPlan plan_cuda_forward(const Spec& spec, const GpuTarget& gpu, const CudaDevice& device, int64_t threads,
+                             int64_t shared_bytes);
+
+}  // namespace kgen

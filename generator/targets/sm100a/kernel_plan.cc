@@ -1,0 +1,43 @@
+#include "targets/sm100a/kernel_plan.h"
+
+#include <string>
+
+#include "memory_budget.h"
+#include "targets/cuda/forward_plan.h"
+#include "targets/cuda/source_text.h"
+
+namespace kgen {
+namespace {
+
+// How far (log2 units) a row max may rise before O is rescaled: P then stays below 2^8,
+// which 16-bit P and f32 O hold exactly enough (FlashAttention-4's value for 16-bit inputs).
+constexpr double kRescaleThreshold = 8.0;
+
+}  // namespace
+
+int64_t sm100a_tmem_columns(int64_t block_kv, int64_t head_dim_v) {
+  int64_t columns = 32;
+  while (columns < 2 * block_kv + head_dim_v) columns *= 2;
+  return columns;
+}
+
+int64_t sm100a_mma_per_tile(int64_t head_dim, int64_t block_kv) { return head_dim / 16 + block_kv / 16; }
+
+KernelPlan plan_sm100a_kernel(const Spec& spec) {
+  const GpuTarget& gpu = *spec.sm100a;
+  const Shape& s = spec.shape;
+  const CudaDevice device{"sm100a", "Blackwell (sm_100a)", "sm_100a (B200)", 10, 0, "kgen::sm100a"};
+  KernelPlan kernel = plan_cuda_forward(spec, gpu, device, kSm100aThreads, sm100a_smem_budget(spec, gpu).total());
+  kernel.template_path = "sm100a/forward/kernel.cu.tmpl";
+
+  Json& context = kernel.context;
+  context["tmem_columns"] = sm100a_tmem_columns(gpu.block_kv, s.head_dim_v);
+  context["umma_per_tile"] = sm100a_mma_per_tile(s.head_dim, gpu.block_kv);
+  context["softmax_registers"] = kSm100aRegisters.softmax;
+  context["correction_registers"] = kSm100aRegisters.correction;
+  context["other_registers"] = kSm100aRegisters.other;
+  context["rescale_threshold"] = cuda_float_literal(kRescaleThreshold);
+  return kernel;
+}
+
+}  // namespace kgen

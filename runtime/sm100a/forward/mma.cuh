@@ -1,0 +1,86 @@
+// The MMA warp: the whole warp calls each tcgen05 product (the atom elects one thread to
+// issue it) and each tcgen05.commit, which arrives on an mbarrier once every product issued
+// before it is done. Per tile t: S(t % 2) = Q K(t)^T, then O += P(t - 1) V(t - 1) once the
+// softmax wrote P(t - 1) and the correction warps rescaled O; so the tensor core computes
+// the next scores while the softmax works on the last ones. One issue site per product: the
+// SASS holds head_dim / 16 + block_kv / 16 UTCHMMA (docs/sm100a-kernel.md).
+#pragma once
+
+#include <cstdint>
+
+#include <cute/tensor.hpp>
+#include <cutlass/arch/barrier.h>
+
+#include "cuda/work.cuh"
+#include "sm100a/forward/kernel_traits.cuh"
+#include "sm100a/forward/tmem.cuh"
+
+namespace kgen {
+namespace sm100a {
+
+template <class Config>
+CUTE_DEVICE void issue_mma(typename ForwardTraits<Config>::SharedStorage& smem, uint32_t tmem_base,
+                           cuda::CtaWork const& work) {
+  using namespace cute;
+  using Traits = ForwardTraits<Config>;
+  using Element = typename Config::Element;
+  using Barrier = cutlass::arch::ClusterBarrier;
+  constexpr int kStages = Config::kStages;
+  if (work.tile_count == 0) return;
+
+  typename ForwardMma<Config>::QK mma_qk;
+  typename ForwardMma<Config>::PV mma_pv;
+  ThrMMA thr_qk = mma_qk.get_slice(0);
+  ThrMMA thr_pv = mma_pv.get_slice(0);
+  Tensor sQ = make_tensor(make_smem_ptr(smem.q.data()), typename Traits::SmemLayoutQTile{});
+  Tensor sK = make_tensor(make_smem_ptr(smem.k.data()), typename Traits::SmemLayoutK{});
+  Tensor sV = make_tensor(make_smem_ptr(smem.v.data()), typename Traits::SmemLayoutV{});
+  // Shared-memory descriptors: (mma, 1, k block) and per stage.
+  Tensor tSrQ = thr_qk.make_fragment_A(thr_qk.partition_A(sQ));
+  Tensor tSrK = thr_qk.make_fragment_B(thr_qk.partition_B(sK));
+  Tensor tOrV = thr_pv.make_fragment_B(thr_pv.partition_B(sV));
+  // P in tensor memory as the A operand: the fragment of P's shape, at P's columns.
+  Tensor sP =
+      make_tensor(make_smem_ptr(static_cast<Element*>(nullptr)), typename Traits::LayoutP{});
+  Tensor tOrP = thr_pv.make_fragment_A(thr_pv.partition_A(sP));
+  const uint32_t p_zero = tOrP.data().get();
+  Tensor tStS = tmem_s<Config>(tmem_base);
+  Tensor tOtO = tmem_o<Config>(tmem_base + Traits::kTmemO);
+
+  Barrier::wait(&smem.q_full, 0);
+  CUTE_NO_UNROLL
+  for (int t = 0; t <= work.tile_count; ++t) {
+    if (t < work.tile_count) {  // S(t % 2) = Q K(t)^T
+      const int stage = t % kStages;
+      Barrier::wait(&smem.k_full[stage], (t / kStages) & 1);
+      tStS.data() = tmem_base + (t % 2 == 0 ? Traits::kTmemS0 : Traits::kTmemS1);
+      mma_qk.accumulate_ = UMMA::ScaleOut::Zero;
+      CUTE_UNROLL
+      for (int kb = 0; kb < size<2>(tSrQ); ++kb) {
+        gemm(mma_qk, tSrQ(_, _, kb), tSrK(_, _, kb, stage), tStS);
+        mma_qk.accumulate_ = UMMA::ScaleOut::One;
+      }
+      cutlass::arch::umma_arrive(&smem.k_empty[stage]);
+      cutlass::arch::umma_arrive(&smem.s_full[t % 2]);
+    }
+    if (t > 0) {  // O += P(u) V(u), u = t - 1
+      const int u = t - 1;
+      const int stage = u % kStages;
+      Barrier::wait(&smem.p_full[u % 2], (u / 2) & 1);
+      Barrier::wait(&smem.v_full[stage], (u / kStages) & 1);
+      tOrP.data() = p_zero + tmem_base + (u % 2 == 0 ? Traits::kTmemS0 : Traits::kTmemS1) +
+                    Traits::kTmemPOffset;
+      mma_pv.accumulate_ = u == 0 ? UMMA::ScaleOut::Zero : UMMA::ScaleOut::One;
+      CUTE_UNROLL
+      for (int kb = 0; kb < size<2>(tOrP); ++kb) {
+        gemm(mma_pv, tOrP(_, _, kb), tOrV(_, _, kb, stage), tOtO);
+        mma_pv.accumulate_ = UMMA::ScaleOut::One;
+      }
+      cutlass::arch::umma_arrive(&smem.v_empty[stage]);
+      cutlass::arch::umma_arrive(&smem.o_full);
+    }
+  }
+}
+
+}  // namespace sm100a
+}  // namespace kgen
