@@ -13,6 +13,7 @@
 
 #include "cuda/work.cuh"
 #include "sm100a/forward/kernel_traits.cuh"
+#include "sm100a/forward/sync.cuh"
 #include "sm100a/forward/tmem.cuh"
 
 namespace kgen {
@@ -45,28 +46,25 @@ CUTE_DEVICE void correct_and_store(Params const& params,
   using namespace cute;
   using Traits = ForwardTraits<Config>;
   using Element = typename Config::Element;
-  using Barrier = cutlass::arch::ClusterBarrier;
   constexpr int kHeadDimV = Config::kHeadDimV;
   const int row = int(threadIdx.x) % 128;
-  const int lane = row % 32;
   const uint32_t o_address = tmem_base + Traits::kTmemO;
 
   if (work.tile_count > 0) {
     CUTE_NO_UNROLL
     for (int t = 0; t < work.tile_count; ++t) {
       const int slot = t % 2;
-      Barrier::wait(&smem.scale_full[slot], (t / 2) & 1);
+      wait(&smem.scale_full[slot], (t / 2) & 1);
       const float scale = smem.row_scale[slot][row];
       if (t > 0) {  // O holds P V of tiles 0 .. t - 1 once the last product is done
-        Barrier::wait(&smem.o_full, (t - 1) & 1);
+        wait_for_tmem(&smem.o_full, (t - 1) & 1);
         if (__any_sync(0xffffffffu, scale != 1.f)) rescale_o<Config>(o_address, scale);
       }
-      __syncwarp();
-      if (lane == 0) Barrier::arrive(&smem.p_full[slot]);
+      arrive_per_warp_after_tmem(&smem.p_full[slot]);
     }
-    Barrier::wait(&smem.o_full, (work.tile_count - 1) & 1);  // every product is done
+    wait_for_tmem(&smem.o_full, (work.tile_count - 1) & 1);  // every product is done
   }
-  Barrier::wait(&smem.out_scale_full, 0);
+  wait(&smem.out_scale_full, 0);
   const float out_scale = smem.out_scale[row];
 
   // out = O * out_scale, row by row into shared memory (Q is no longer read), 16 bytes at a

@@ -23,6 +23,7 @@
 #include "sm100a/forward/load.cuh"
 #include "sm100a/forward/mma.cuh"
 #include "sm100a/forward/softmax.cuh"
+#include "sm100a/forward/sync.cuh"
 
 namespace kgen {
 namespace sm100a {
@@ -65,7 +66,9 @@ CUTE_DEVICE void forward(Params const& params) {
   }
   cute::TMEM::Allocator1Sm tmem;
   if (warp == kMmaWarp) tmem.allocate(Config::kTmemColumns, &smem.tmem_base);
+  ::cuda::ptx::tcgen05_fence_before_thread_sync();
   __syncthreads();  // the barriers and the tensor-memory address are visible to every warp
+  ::cuda::ptx::tcgen05_fence_after_thread_sync();
   const uint32_t tmem_base = smem.tmem_base;
 
   // Each role reads its work itself, after its register split: a value live across
@@ -83,8 +86,10 @@ CUTE_DEVICE void forward(Params const& params) {
       load<Config>(params, smem, cuda::cta_work<Config>());
   }
 
+  ::cuda::ptx::tcgen05_fence_before_thread_sync();
   __syncthreads();  // every tensor-memory read and product is done
   if (warp == kMmaWarp) {
+    ::cuda::ptx::tcgen05_fence_after_thread_sync();
     tmem.release_allocation_lock();
     tmem.free(tmem_base, Config::kTmemColumns);
   }

@@ -10,6 +10,7 @@
 
 #include "cuda/work.cuh"
 #include "sm100a/forward/kernel_traits.cuh"
+#include "sm100a/forward/sync.cuh"
 
 namespace kgen {
 namespace sm100a {
@@ -58,12 +59,19 @@ CUTE_DEVICE void load(Params const& params, typename ForwardTraits<Config>::Shar
     const int kv_block = Config::tile_kv(work.tile_begin + t);
     const int stage = t % kStages;
     const uint32_t empty_phase = ((t / kStages) & 1) ^ 1;  // a fresh barrier passes parity 1
-    cutlass::arch::ClusterBarrier::wait(&smem.k_empty[stage], empty_phase);
+    wait(&smem.k_empty[stage], empty_phase);
     Barrier::arrive_and_expect_tx(&smem.k_full[stage], Traits::kKBytes);
     copy(params.tma.k.with(smem.k_full[stage]), tKgK(_, kv_block), tKsK(_, stage));
-    cutlass::arch::ClusterBarrier::wait(&smem.v_empty[stage], empty_phase);
+    wait(&smem.v_empty[stage], empty_phase);
     Barrier::arrive_and_expect_tx(&smem.v_full[stage], Traits::kVBytes);
     copy(params.tma.v.with(smem.v_full[stage]), tVgV(_, kv_block), tVsV(_, stage));
+  }
+  // Drain the ring: the MMA thread's last tcgen05.commit to each stage's empty barriers has
+  // arrived before the CTA exits (nobody else waits for them; shared memory must outlive them).
+  CUTE_NO_UNROLL
+  for (int t = cute::max(work.tile_count - kStages, 0); t < work.tile_count; ++t) {
+    wait(&smem.k_empty[t % kStages], (t / kStages) & 1);
+    wait(&smem.v_empty[t % kStages], (t / kStages) & 1);
   }
 }
 

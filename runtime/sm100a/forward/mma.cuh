@@ -13,6 +13,7 @@
 
 #include "cuda/work.cuh"
 #include "sm100a/forward/kernel_traits.cuh"
+#include "sm100a/forward/sync.cuh"
 #include "sm100a/forward/tmem.cuh"
 
 namespace kgen {
@@ -24,7 +25,6 @@ CUTE_DEVICE void issue_mma(typename ForwardTraits<Config>::SharedStorage& smem, 
   using namespace cute;
   using Traits = ForwardTraits<Config>;
   using Element = typename Config::Element;
-  using Barrier = cutlass::arch::ClusterBarrier;
   constexpr int kStages = Config::kStages;
   if (work.tile_count == 0) return;
 
@@ -47,12 +47,12 @@ CUTE_DEVICE void issue_mma(typename ForwardTraits<Config>::SharedStorage& smem, 
   Tensor tStS = tmem_s<Config>(tmem_base);
   Tensor tOtO = tmem_o<Config>(tmem_base + Traits::kTmemO);
 
-  Barrier::wait(&smem.q_full, 0);
+  wait(&smem.q_full, 0);
   CUTE_NO_UNROLL
   for (int t = 0; t <= work.tile_count; ++t) {
     if (t < work.tile_count) {  // S(t % 2) = Q K(t)^T
       const int stage = t % kStages;
-      Barrier::wait(&smem.k_full[stage], (t / kStages) & 1);
+      wait(&smem.k_full[stage], (t / kStages) & 1);
       tStS.data() = tmem_base + (t % 2 == 0 ? Traits::kTmemS0 : Traits::kTmemS1);
       mma_qk.accumulate_ = UMMA::ScaleOut::Zero;
       CUTE_UNROLL
@@ -66,8 +66,8 @@ CUTE_DEVICE void issue_mma(typename ForwardTraits<Config>::SharedStorage& smem, 
     if (t > 0) {  // O += P(u) V(u), u = t - 1
       const int u = t - 1;
       const int stage = u % kStages;
-      Barrier::wait(&smem.p_full[u % 2], (u / 2) & 1);
-      Barrier::wait(&smem.v_full[stage], (u / kStages) & 1);
+      wait_for_tmem(&smem.p_full[u % 2], (u / 2) & 1);
+      wait(&smem.v_full[stage], (u / kStages) & 1);
       tOrP.data() = p_zero + tmem_base + (u % 2 == 0 ? Traits::kTmemS0 : Traits::kTmemS1) +
                     Traits::kTmemPOffset;
       mma_pv.accumulate_ = u == 0 ? UMMA::ScaleOut::Zero : UMMA::ScaleOut::One;

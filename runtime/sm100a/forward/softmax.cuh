@@ -23,6 +23,7 @@
 #include "cuda/work.cuh"
 #include "sm100a/forward/exp2_fma.cuh"
 #include "sm100a/forward/kernel_traits.cuh"
+#include "sm100a/forward/sync.cuh"
 #include "sm100a/forward/tmem.cuh"
 
 namespace kgen {
@@ -34,17 +35,11 @@ CUTE_DEVICE void softmax(Params const& params, typename ForwardTraits<Config>::S
   using namespace cute;
   using Traits = ForwardTraits<Config>;
   using Element = typename Config::Element;
-  using Barrier = cutlass::arch::ClusterBarrier;
   using Mask = typename Config::Mask;
   using ScoreMod = typename Config::ScoreMod;
   constexpr int kBlockKv = Config::kBlockKv;
   const int row = int(threadIdx.x) % 128;
-  const int lane = row % 32;
   const int i = work.q_block * Config::kBlockQ + row;  // the query position
-  auto arrive = [&](uint64_t* barrier) {               // one arrival per warp
-    __syncwarp();
-    if (lane == 0) Barrier::arrive(barrier);
-  };
 
   float row_max = -INFINITY;  // in the score domain x
   float row_sum = 0.f;        // of exp2(kExp2Scale (x - row_max)) over the kept keys
@@ -59,7 +54,7 @@ CUTE_DEVICE void softmax(Params const& params, typename ForwardTraits<Config>::S
   for (int t = 0; t < work.tile_count; ++t) {
     const int slot = t % 2;
     const uint32_t s_column = slot == 0 ? Traits::kTmemS0 : Traits::kTmemS1;
-    Barrier::wait(&smem.s_full[slot], (t / 2) & 1);
+    wait_for_tmem(&smem.s_full[slot], (t / 2) & 1);
     load_row<kBlockKv>(tmem_s<Config>(tmem_base + s_column), s);
     cutlass::arch::fence_view_async_tmem_load();
 
@@ -85,7 +80,7 @@ CUTE_DEVICE void softmax(Params const& params, typename ForwardTraits<Config>::S
       row_max = new_max;
     }
     smem.row_scale[slot][row] = scale;
-    arrive(&smem.scale_full[slot]);
+    arrive_per_warp(&smem.scale_full[slot]);
 
     // A row with nothing kept so far keeps max -inf; exp2 then sees -inf - 0 = -inf -> 0.
     // P in chunks of 64 keys (32 columns, one STTM.x32): each chunk of S dies as it is
@@ -111,7 +106,7 @@ CUTE_DEVICE void softmax(Params const& params, typename ForwardTraits<Config>::S
     }
     row_sum = row_sum * scale + sum;
     cutlass::arch::fence_view_async_tmem_store();
-    arrive(&smem.p_full[slot]);
+    arrive_per_warp_after_tmem(&smem.p_full[slot]);
   }
 
   // out = O / l (0 for a row with nothing kept) and lse = m + log(l). A sink
@@ -136,7 +131,7 @@ CUTE_DEVICE void softmax(Params const& params, typename ForwardTraits<Config>::S
           sum > 0.f ? (max_log2 + log2f(sum)) * cuda::kLn2 : -INFINITY;
   }
   smem.out_scale[row] = out_scale;
-  arrive(&smem.out_scale_full);
+  arrive_per_warp(&smem.out_scale_full);
 }
 
 }  // namespace sm100a
