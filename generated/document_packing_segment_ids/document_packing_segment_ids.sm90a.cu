@@ -3,7 +3,7 @@
 // Template: templates/sm90a/forward/kernel.cu.tmpl
 // Template: templates/cuda/forward/block_tables.cu.tmpl
 // Template: templates/cuda/forward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm90a (sha256 f80ba7574344fbe2ad6166fee14bf0d674523b55bb771ef7accac6067a032581)
+// Runtime: runtime/cuda, runtime/sm90a (sha256 9a07d44471c57c8cab34354b625cf7b16c11c1b24f7b409ebb812e8f5fdb9e8a)
 
 // document_packing_segment_ids_sm90a: attention forward for Hopper (sm_90a) on CUTLASS/CuTe, FlashAttention-3 style.
 //

@@ -3,7 +3,7 @@
 // Template: templates/sm100a/forward/kernel.cu.tmpl
 // Template: templates/cuda/forward/block_tables.cu.tmpl
 // Template: templates/cuda/forward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm100a (sha256 e5944bef79a0004f5f38547a709ed911dd0cb10350d56eb4f3bf2af5db4857d3)
+// Runtime: runtime/cuda, runtime/sm100a (sha256 1a78fa9878959fc94d88285f951c57c0159b808c640cf2606cea0249ac1f6d91)
 
 // gpt_oss_sinks_sliding_window_sm100a: attention forward for Blackwell (sm_100a) on CUTLASS/CuTe, FlashAttention-4 style.
 // Compiled and inspected only: no Blackwell GPU has run it (docs/sm100a-kernel.md).

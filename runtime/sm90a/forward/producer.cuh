@@ -1,5 +1,6 @@
 // The producer: one elected thread of the producer warpgroup issues every TMA load of the
-// CTA, Q once and then K and V of every listed kv tile into the mbarrier-guarded ring.
+// CTA, Q once and then K and V of every listed kv tile into the mbarrier-guarded ring
+// (cuda/kv_ring.cuh).
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <cute/tensor.hpp>
 #include <cutlass/arch/barrier.h>
 
+#include "cuda/kv_ring.cuh"
 #include "cuda/work.cuh"
 #include "sm90a/forward/kernel_traits.cuh"
 
@@ -19,34 +21,16 @@ CUTE_DEVICE void produce(Params const& params, typename ForwardTraits<Config>::S
   using namespace cute;
   using Traits = ForwardTraits<Config>;
   constexpr int kHeadDim = Config::kHeadDim;
-  constexpr int kHeadDimV = Config::kHeadDimV;
-  constexpr int kBlockKv = Config::kBlockKv;
-  constexpr int kStages = Config::kStages;
   if (work.tile_count == 0) return;  // nothing to load: the consumers write the empty rows
-  const int kv_head = work.head / Traits::kGroup;
 
   Tensor mQ = params.tma.q.get_tma_tensor(
       make_shape(Config::kQLen, kHeadDim, Config::kQHeads, Config::kBatch));
-  Tensor mK = params.tma.k.get_tma_tensor(
-      make_shape(Config::kKvLen, kHeadDim, Config::kKvHeads, Config::kBatch));
-  Tensor mV = params.tma.v.get_tma_tensor(
-      make_shape(kHeadDimV, Config::kKvLen, Config::kKvHeads, Config::kBatch));
-  // (64, head_dim, q tile of 64 rows), (block_kv, head_dim, kv block), (head_dim_v, block_kv, kv block)
+  // (64, head_dim, q tile of 64 rows)
   Tensor gQ =
       local_tile(mQ(_, _, work.head, work.batch), Shape<_64, Int<kHeadDim>>{}, make_coord(_, _0{}));
-  Tensor gK = local_tile(mK(_, _, kv_head, work.batch), Shape<Int<kBlockKv>, Int<kHeadDim>>{},
-                         make_coord(_, _0{}));
-  Tensor gV = local_tile(mV(_, _, kv_head, work.batch), Shape<Int<kHeadDimV>, Int<kBlockKv>>{},
-                         make_coord(_0{}, _));
   Tensor sQ = make_tensor(make_smem_ptr(smem.q.data()), typename Traits::SmemLayoutQ{});
-  Tensor sK = make_tensor(make_smem_ptr(smem.k.data()), typename Traits::SmemLayoutK{});
-  Tensor sV = make_tensor(make_smem_ptr(smem.v.data()), typename Traits::SmemLayoutV{});
   auto [tQgQ, tQsQ] = tma_partition(params.tma.q, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sQ),
                                     group_modes<0, 2>(gQ));
-  auto [tKgK, tKsK] = tma_partition(params.tma.k, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sK),
-                                    group_modes<0, 2>(gK));
-  auto [tVgV, tVsV] = tma_partition(params.tma.v, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sV),
-                                    group_modes<0, 2>(gV));
 
   using Barrier = cutlass::arch::ClusterTransactionBarrier;
   Barrier::arrive_and_expect_tx(&smem.q_full, Traits::kQBytes);
@@ -54,19 +38,7 @@ CUTE_DEVICE void produce(Params const& params, typename ForwardTraits<Config>::S
   for (int consumer = 0; consumer < Config::kConsumers; ++consumer)
     copy(params.tma.q.with(smem.q_full), tQgQ(_, work.q_block * Config::kConsumers + consumer),
          tQsQ(_, consumer));
-
-  CUTE_NO_UNROLL
-  for (int t = 0; t < work.tile_count; ++t) {
-    const int kv_block = Config::tile_kv(work.tile_begin + t);
-    const int stage = t % kStages;
-    const uint32_t empty_phase = ((t / kStages) & 1) ^ 1;  // a fresh barrier passes parity 1
-    cutlass::arch::ClusterBarrier::wait(&smem.k_empty[stage], empty_phase);
-    Barrier::arrive_and_expect_tx(&smem.k_full[stage], Traits::kKBytes);
-    copy(params.tma.k.with(smem.k_full[stage]), tKgK(_, kv_block), tKsK(_, stage));
-    cutlass::arch::ClusterBarrier::wait(&smem.v_empty[stage], empty_phase);
-    Barrier::arrive_and_expect_tx(&smem.v_full[stage], Traits::kVBytes);
-    copy(params.tma.v.with(smem.v_full[stage]), tVgV(_, kv_block), tVsV(_, stage));
-  }
+  cuda::load_kv_ring<Config, Traits>(params, smem, work);
 }
 
 }  // namespace sm90a
