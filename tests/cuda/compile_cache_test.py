@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The compile cache of verify/cuda/compile_check.py follows content: a second check of the
 same kernel takes nvcc's cached output and reports the same facts; a changed kernel, a
-changed header it includes or a changed runtime header is compiled afresh; a failed compile
-is never cached.
+changed header it includes or a changed header of a runtime folder it includes is compiled
+afresh, a change to a runtime folder it does not include is not; a failed compile is never
+cached.
 
   compile_cache_test.py CHECK.py KERNEL.cu CHECKER-ARGS...   (the kernel compiles cleanly)
 """
@@ -23,12 +24,15 @@ def main():
         os.makedirs(os.path.join(runtime, "sm90a"))
         with open(os.path.join(runtime, "sm90a", "extra.cuh"), "w") as f:
             f.write("// a runtime header\n")
+        os.makedirs(os.path.join(runtime, "other"))
+        with open(os.path.join(runtime, "other", "unrelated.cuh"), "w") as f:
+            f.write("// another target's runtime header, which the kernel does not include\n")
         source = os.path.join(scratch, "kernel.cu")
         shutil.copyfile(kernel, source)
         with open(os.path.join(scratch, "local.h"), "w") as f:
             f.write("// a header beside the kernel\n")
         with open(source, "a") as f:
-            f.write('#include "local.h"\n')
+            f.write('#include "local.h"\n#include <sm90a/extra.cuh>\n')
 
         def run(report):
             # After the tools' arguments: the last --runtime-include wins.
@@ -60,6 +64,9 @@ def main():
             f.write("// changed\n")
         expect("changed runtime header", run("r.json"), 1, False)
         expect("all unchanged again", run("r.json"), 1, True)
+        with open(os.path.join(runtime, "other", "unrelated.cuh"), "a") as f:
+            f.write("// changed\n")
+        expect("changed runtime header the kernel does not include", run("r.json"), 1, True)
         with open(source, "a") as f:
             f.write("this does not compile\n")
         expect("broken kernel", run("r.json"), 1, False)

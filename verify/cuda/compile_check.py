@@ -25,8 +25,9 @@ user would build it, then fails when
 (docs/receipts.md), with the nvcc and CUTLASS versions and no times.
 
 nvcc's output (its log and the object) is cached by content: the key is every byte nvcc reads
-that can change here (the kernel, the headers it includes from its own folder, every runtime
-header, the CUTLASS version, nvcc's version and the command's flags), so an unchanged kernel
+that can change here (the kernel, the headers it includes from its own folder, every header of
+the runtime folders it reaches, the CUTLASS version, nvcc's version and the command's flags),
+so an unchanged kernel
 is not recompiled, in this checkout or a fresh clone beside it; every check still runs on the
 cached log and object. The cache is $KGEN_COMPILE_CACHE (default ~/.cache/kgen/nvcc);
 KGEN_COMPILE_CACHE=off turns it off. Failed compiles are not cached.
@@ -167,6 +168,27 @@ def cache_folder():
     return None if folder == "off" else folder
 
 
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
+
+
+def runtime_folders(text, runtime):
+    """The folders of the runtime that a kernel reaches: those its includes name ("sm100a/...",
+    "cuda/..."), closed over the includes of their own files. A change to another target's
+    runtime does not recompile it."""
+    folders, pending = set(), [text]
+    while pending:
+        for path in INCLUDE.findall(pending.pop()):
+            folder = path.split("/", 1)[0]
+            if "/" not in path or folder in folders or not os.path.isdir(os.path.join(runtime, folder)):
+                continue
+            folders.add(folder)
+            for root, _, files in os.walk(os.path.join(runtime, folder)):
+                for file in files:
+                    with open(os.path.join(root, file), encoding="utf-8", errors="replace") as f:
+                        pending.append(f.read())
+    return sorted(folders)
+
+
 def cache_key(args, command, text):
     """sha256 over everything the compile depends on that can change between runs here."""
     digest = hashlib.sha256()
@@ -185,11 +207,12 @@ def cache_key(args, command, text):
         with open(os.path.join(folder, local), "rb") as f:
             add("local " + local, f.read())
     runtime = os.path.abspath(args.runtime_include)
-    for root, _, files in sorted(os.walk(runtime)):
-        for file in sorted(files):
-            path = os.path.join(root, file)
-            with open(path, "rb") as f:
-                add("runtime " + os.path.relpath(path, runtime), f.read())
+    for runtime_folder in runtime_folders(text, runtime):
+        for root, _, files in sorted(os.walk(os.path.join(runtime, runtime_folder))):
+            for file in sorted(files):
+                path = os.path.join(root, file)
+                with open(path, "rb") as f:
+                    add("runtime " + os.path.relpath(path, runtime), f.read())
     with open(os.path.abspath(__file__), "rb") as f:
         add("checker", f.read())
     return digest.hexdigest()
