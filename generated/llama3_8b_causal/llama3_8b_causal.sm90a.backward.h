@@ -26,7 +26,8 @@ inline constexpr int kQHeads = 32;
 inline constexpr int kKvHeads = 8;
 inline constexpr int kQLen = 8192;
 inline constexpr int kKvLen = 8192;
-inline constexpr int kHeadDim = 128;  // also head_dim_v
+inline constexpr int kHeadDim = 128;
+inline constexpr int kHeadDimV = 128;
 // Element type of q, k, v, out, dout, dq, dk and dv: bfloat16 (16-bit brain float: __nv_bfloat16, cutlass::bfloat16_t, torch.bfloat16).
 inline constexpr const char* kDType = "bfloat16";
 // Bytes of device memory the caller lends each call (any content; 16-byte aligned): the f32
@@ -50,19 +51,19 @@ struct Arguments {
   Strides q_strides = contiguous_strides(kQHeads, kQLen, kHeadDim);
   const void* k = nullptr;  // [batch][kv_heads][kv_len][head_dim], bfloat16
   Strides k_strides = contiguous_strides(kKvHeads, kKvLen, kHeadDim);
-  const void* v = nullptr;  // [batch][kv_heads][kv_len][head_dim], bfloat16
-  Strides v_strides = contiguous_strides(kKvHeads, kKvLen, kHeadDim);
-  const void* out = nullptr;  // [batch][q_heads][q_len][head_dim], bfloat16: the forward's
-  Strides out_strides = contiguous_strides(kQHeads, kQLen, kHeadDim);
-  const void* dout = nullptr;  // [batch][q_heads][q_len][head_dim], bfloat16: d loss / d out
-  Strides dout_strides = contiguous_strides(kQHeads, kQLen, kHeadDim);
+  const void* v = nullptr;  // [batch][kv_heads][kv_len][head_dim_v], bfloat16
+  Strides v_strides = contiguous_strides(kKvHeads, kKvLen, kHeadDimV);
+  const void* out = nullptr;  // [batch][q_heads][q_len][head_dim_v], bfloat16: the forward's
+  Strides out_strides = contiguous_strides(kQHeads, kQLen, kHeadDimV);
+  const void* dout = nullptr;  // [batch][q_heads][q_len][head_dim_v], bfloat16: d loss / d out
+  Strides dout_strides = contiguous_strides(kQHeads, kQLen, kHeadDimV);
   const float* lse = nullptr;  // [batch][q_heads][q_len], contiguous: the forward's
   void* dq = nullptr;  // [batch][q_heads][q_len][head_dim], bfloat16; every element is written
   Strides dq_strides = contiguous_strides(kQHeads, kQLen, kHeadDim);
   void* dk = nullptr;  // [batch][kv_heads][kv_len][head_dim], bfloat16; summed over each group
   Strides dk_strides = contiguous_strides(kKvHeads, kKvLen, kHeadDim);
-  void* dv = nullptr;  // [batch][kv_heads][kv_len][head_dim], bfloat16; summed over each group
-  Strides dv_strides = contiguous_strides(kKvHeads, kKvLen, kHeadDim);
+  void* dv = nullptr;  // [batch][kv_heads][kv_len][head_dim_v], bfloat16; summed over each group
+  Strides dv_strides = contiguous_strides(kKvHeads, kKvLen, kHeadDimV);
   void* workspace = nullptr;  // kWorkspaceBytes, not shared with a concurrent call
 };
 

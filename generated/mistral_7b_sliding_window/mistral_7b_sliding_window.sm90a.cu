@@ -3,7 +3,7 @@
 // Template: templates/sm90a/forward/kernel.cu.tmpl
 // Template: templates/cuda/forward/block_tables.cu.tmpl
 // Template: templates/cuda/forward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm90a (sha256 9a07d44471c57c8cab34354b625cf7b16c11c1b24f7b409ebb812e8f5fdb9e8a)
+// Runtime: runtime/cuda, runtime/sm90a (sha256 86c05974c714789ef0e6716c20dd385482a823a22910fa7a8efe69dea0ed4b5e)
 
 // mistral_7b_sliding_window_sm90a: attention forward for Hopper (sm_90a) on CUTLASS/CuTe, FlashAttention-3 style.
 //

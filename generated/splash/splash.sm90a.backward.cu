@@ -3,14 +3,14 @@
 // Template: templates/sm90a/backward/kernel.cu.tmpl
 // Template: templates/sm90a/backward/block_tables.cu.tmpl
 // Template: templates/sm90a/backward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm90a (sha256 9a07d44471c57c8cab34354b625cf7b16c11c1b24f7b409ebb812e8f5fdb9e8a)
+// Runtime: runtime/cuda, runtime/sm90a (sha256 86c05974c714789ef0e6716c20dd385482a823a22910fa7a8efe69dea0ed4b5e)
 
 // splash_sm90a_backward: attention backward for Hopper (sm_90a) on CUTLASS/CuTe, FlashAttention-3 style.
 //
 //   shape   batch 1, q heads 16, kv heads 4 (4 q heads per kv head),
-//           q_len 4096, kv_len 4096, head_dim 128, bfloat16
-//   tiles   kv 128 x q 64: 2 consumer warpgroup(s) of 64 kv rows and one producer
-//           warpgroup; a 2-stage Q/dO ring in shared memory; 16896 of 32768 tiles live
+//           q_len 4096, kv_len 4096, head_dim 128, head_dim_v 128, bfloat16
+//   tiles   kv 128 x q 64: 2 consumer warpgroup(s), 1 per 64 kv rows, and one
+//           producer warpgroup; a 2-stage Q/dO ring in shared memory; 16896 of 32768 tiles live
 //   mask    {"type":"causal"}
 //           partial tiles: the mask predicate, evaluated in the kernel; full tiles: no mask
 //
@@ -111,12 +111,18 @@ struct Config {
   static constexpr int kQLen = splash_sm90a_backward::kQLen;
   static constexpr int kKvLen = splash_sm90a_backward::kKvLen;
   static constexpr int kHeadDim = splash_sm90a_backward::kHeadDim;
-  // Tiling: consumer warpgroups of 64 kv rows, one producer warpgroup, a Q/dO ring of kStages.
+  static constexpr int kHeadDimV = splash_sm90a_backward::kHeadDimV;
+  // Tiling: kDimParts consumer warpgroups per 64 kv rows, each over a window of kDkWidth
+  // columns of dK (and dQ) and kDvWidth of dV; one producer warpgroup; a Q/dO ring of kStages.
   static constexpr int kBlockQ = 64;
   static constexpr int kBlockKv = 128;
   static constexpr int kQBlocks = 64;
   static constexpr int kKvBlocks = 32;
   static constexpr int kQPadded = 4096;
+  static constexpr int kKvSlots = 2;
+  static constexpr int kDimParts = 1;
+  static constexpr int kDkWidth = 128;
+  static constexpr int kDvWidth = 128;
   static constexpr int kConsumers = 2;
   static constexpr int kThreads = 384;
   static constexpr int kStages = 2;
@@ -125,9 +131,10 @@ struct Config {
   static constexpr uint32_t kProducerRegisters = 24;
   static constexpr uint32_t kConsumerRegisters = 240;
 #if defined(__CUDA_ARCH__)
-  // The wgmma atoms of S^T and dP^T, of dV and dK, and of dQ (device code only).
+  // The wgmma atoms of S^T and dP^T, of dK, of dV and of dQ (device code only).
   using MmaSdP = cute::SM90_64x64x16_F32BF16BF16_SS<cute::GMMA::Major::K, cute::GMMA::Major::K>;
-  using MmaDkv = cute::SM90_64x128x16_F32BF16BF16_RS<cute::GMMA::Major::K, cute::GMMA::Major::MN>;
+  using MmaDk = cute::SM90_64x128x16_F32BF16BF16_RS<cute::GMMA::Major::K, cute::GMMA::Major::MN>;
+  using MmaDv = cute::SM90_64x128x16_F32BF16BF16_RS<cute::GMMA::Major::K, cute::GMMA::Major::MN>;
   using MmaDq = cute::SM90_64x64x16_F32BF16BF16_SS<cute::GMMA::Major::MN, cute::GMMA::Major::MN>;
 #endif
 

@@ -217,13 +217,63 @@ TEST(Sm90aBackwardPlan, OneFileOfThreeKernelsAtTheDefaultTiles) {
   EXPECT_EQ(numbers(backward.context["kv_block_order"].get<std::string>()), (std::vector<int64_t>{0, 1, 2}));
 }
 
-TEST(Sm90aBackwardPlan, HeadDimsItCannotHoldGetNoKernel) {
-  const Spec spec = parse_spec(R"({"name": "bwd", "kind": "attention_forward", "backward": true,
-    "shape": {"q_heads": 2, "q_len": 256, "head_dim": 192, "head_dim_v": 128},
-    "dtype": "bfloat16", "mask": {"type": "causal"}, "targets": {"sm90a": {"block_q": 64, "block_kv": 64}}})",
-                               ".");
-  EXPECT_EQ(plan_kernels(spec).size(), 1u);
-  EXPECT_EQ(targets_without_backward(spec), std::vector<std::string>{"sm90a"});
+Spec backward_spec(int64_t head_dim, int64_t head_dim_v, const std::string& backward_tiles = "") {
+  return parse_spec(R"({"name": "bwd", "kind": "attention_forward", "backward": true,
+    "shape": {"q_heads": 2, "q_len": 256, "head_dim": )" + std::to_string(head_dim) +
+                        R"(, "head_dim_v": )" + std::to_string(head_dim_v) + R"(},
+    "dtype": "bfloat16", "mask": {"type": "causal"}, "targets": {"sm90a": {"block_q": 64, "block_kv": 64)" +
+                        backward_tiles + "}}}",
+                    ".");
+}
+
+// Above 256 columns of dK and dV together, two consumer warpgroups share a 64-row kv slot,
+// each over a window of whole 64-column groups: part 0's from column 0, part 1's against the
+// right edge, both as wide as the larger half.
+TEST(Sm90aBackwardPlan, HeadDimsAbove128SplitEachKvSlotOverTwoConsumers) {
+  struct Case {
+    int64_t d, dv, parts, dk_width, dv_width;
+  };
+  for (const Case& c : {Case{64, 64, 1, 64, 64}, Case{128, 128, 1, 128, 128}, Case{192, 128, 2, 128, 64},
+                        Case{192, 192, 2, 128, 128}, Case{256, 256, 2, 128, 128}}) {
+    const Spec spec = backward_spec(c.d, c.dv);
+    const std::vector<KernelPlan> plans = plan_kernels(spec);
+    ASSERT_EQ(plans.size(), 2u) << c.d << "/" << c.dv;
+    const Json& context = plans[1].context;
+    EXPECT_EQ(context["dim_parts"], c.parts) << c.d << "/" << c.dv;
+    EXPECT_EQ(context["dk_width"], c.dk_width) << c.d << "/" << c.dv;
+    EXPECT_EQ(context["dv_width"], c.dv_width) << c.d << "/" << c.dv;
+    // The default tiles keep two consumer warpgroups: 128 kv rows of one part, or 64 of two.
+    EXPECT_EQ(context["block_kv"], 128 / c.parts) << c.d << "/" << c.dv;
+    EXPECT_EQ(context["consumers"], 2) << c.d << "/" << c.dv;
+    EXPECT_EQ(context["mma_dk"], "cute::SM90_64x" + std::to_string(c.dk_width) +
+                                     "x16_F32BF16BF16_RS<cute::GMMA::Major::K, cute::GMMA::Major::MN>");
+    EXPECT_TRUE(targets_without_backward(spec).empty());
+  }
+}
+
+TEST(Sm90aBackwardPlan, TwoPartsPerKvSlotRefuseWiderKvBlocks) {
+  try {
+    backward_spec(256, 256, R"(, "backward": {"block_q": 64, "block_kv": 128})");
+    FAIL() << "expected a SpecError";
+  } catch (const SpecError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("targets.sm90a.backward.block_kv: found 128, expected 64 at head_dim 256"),
+              std::string::npos)
+        << message;
+  }
+}
+
+// Head dims the windows cannot split (no sm90a forward takes them today either) are refused
+// by name, not planned.
+TEST(Sm90aBackwardPlan, HeadDimsItCannotSplitAreNamed) {
+  Spec spec = backward_spec(256, 256);
+  EXPECT_EQ(sm90a_backward_unsupported(spec), std::nullopt);
+  spec.shape.head_dim_v = 64;
+  const std::optional<std::string> why = sm90a_backward_unsupported(spec);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("head_dim 256 with head_dim_v 64"), std::string::npos) << *why;
+  spec.shape.head_dim = spec.shape.head_dim_v = 96;
+  EXPECT_TRUE(sm90a_backward_unsupported(spec).has_value());
 }
 
 }  // namespace

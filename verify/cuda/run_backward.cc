@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
     if (s.batch != backward_kernel::kBatch || s.q_heads != backward_kernel::kQHeads ||
         s.kv_heads != backward_kernel::kKvHeads || s.q_len != backward_kernel::kQLen ||
         s.kv_len != backward_kernel::kKvLen || s.head_dim != backward_kernel::kHeadDim ||
+        s.head_dim_v != backward_kernel::kHeadDimV ||
         std::string(kgen::dtype_name(spec.dtype)) != backward_kernel::kDType) {
       std::fprintf(stderr, "%s does not describe the kernels this harness was built with\n", argv[1]);
       return 2;

@@ -42,10 +42,23 @@ Json optional_backward_operands(const Spec& spec, bool checked) {
 
 std::optional<std::string> sm90a_backward_unsupported(const Spec& spec) {
   const int64_t d = spec.shape.head_dim, dv = spec.shape.head_dim_v;
-  if (d == dv && (d == 64 || d == 128)) return std::nullopt;
+  auto whole_groups = [](int64_t n) { return n % 64 == 0 && n <= 256; };
+  if (whole_groups(d) && whole_groups(dv) && (d + dv <= 256 || (d >= 128 && dv >= 128))) return std::nullopt;
   return "head_dim " + std::to_string(d) + " with head_dim_v " + std::to_string(dv) +
-         ": the sm90a backward keeps dK and dV of 64 kv rows per consumer warpgroup in registers, "
-         "which fits head_dim = head_dim_v in {64, 128} (docs/sm90a-backward.md)";
+         ": the sm90a backward gives each consumer warpgroup whole 64-column groups of dK and dV, "
+         "split over at most two warpgroups per 64 kv rows: head_dim and head_dim_v multiples of "
+         "64 up to 256, both at least 128 when their sum exceeds 256 (docs/sm90a-backward.md)";
+}
+
+Sm90aBackwardParts sm90a_backward_parts(const Shape& shape) {
+  const int64_t d = shape.head_dim, dv = shape.head_dim_v;
+  if (d + dv <= 256) return {1, d, dv};
+  auto half_in_groups = [](int64_t n) { return (n / 64 + 1) / 2 * 64; };
+  return {2, half_in_groups(d), half_in_groups(dv)};
+}
+
+int64_t sm90a_default_backward_block_kv(const Shape& shape) {
+  return 128 / sm90a_backward_parts(shape).count;
 }
 
 QBlockLists transpose_block_lists(const KvBlockLists& lists) {
@@ -111,7 +124,9 @@ KernelPlan plan_sm90a_backward_kernel(const Spec& spec, const GpuTarget& tiling)
   const int64_t q_blocks = tiles.q_blocks(), kv_blocks = tiles.kv_blocks();
   const int64_t list_count = lists.rows * kv_blocks;
   const int64_t q_padded = q_blocks * tiling.block_q;
-  const int64_t consumers = tiling.block_kv / kRowsPerConsumerWarpgroup;
+  const Sm90aBackwardParts parts = sm90a_backward_parts(s);
+  const int64_t kv_slots = tiling.block_kv / kRowsPerConsumerWarpgroup;
+  const int64_t consumers = kv_slots * parts.count;
   const Sm90aRegisterSplit registers = sm90a_register_split(consumers);
   const int64_t threads = 128 * (consumers + 1);
   const int64_t shared_bytes = sm90a_backward_smem_budget(spec, tiling).total();
@@ -150,11 +165,16 @@ KernelPlan plan_sm90a_backward_kernel(const Spec& spec, const GpuTarget& tiling)
       {"q_len", s.q_len},
       {"kv_len", s.kv_len},
       {"head_dim", s.head_dim},
+      {"head_dim_v", s.head_dim_v},
       {"block_q", tiling.block_q},
       {"block_kv", tiling.block_kv},
       {"q_blocks", q_blocks},
       {"kv_blocks", kv_blocks},
       {"q_padded", q_padded},
+      {"kv_slots", kv_slots},
+      {"dim_parts", parts.count},
+      {"dk_width", parts.dk_width},
+      {"dv_width", parts.dv_width},
       {"consumers", consumers},
       {"threads", threads},
       {"stages", kGpuKvStages},
@@ -167,7 +187,8 @@ KernelPlan plan_sm90a_backward_kernel(const Spec& spec, const GpuTarget& tiling)
       {"mask_summary", spec.mask_summary},
       {"mask_strategy", mask_strategy(partial_mask, spec.segment_ids, "transposed bitmask")},
       {"mma_sdp", atom(tiling.block_q, "SS", "K", "K")},
-      {"mma_dkv", atom(s.head_dim, "RS", "K", "MN")},
+      {"mma_dk", atom(parts.dk_width, "RS", "K", "MN")},
+      {"mma_dv", atom(parts.dv_width, "RS", "K", "MN")},
       {"mma_dq", atom(64, "SS", "MN", "MN")},
       {"softcap", spec.softcap.has_value()},
       {"score_domain", spec.softcap ? "tanh(scale * q.k / softcap)" : "q.k, unscaled"},
@@ -225,6 +246,7 @@ KernelPlan plan_sm90a_backward_kernel(const Spec& spec, const GpuTarget& tiling)
       {"q_len", s.q_len},
       {"kv_len", s.kv_len},
       {"head_dim", s.head_dim},
+      {"head_dim_v", s.head_dim_v},
       {"dtype", dtype_name(spec.dtype)},
       {"cuda_type", dtype_info(spec.dtype).cuda_spelling},
       {"stride_alignment", 16 / dtype_bytes(spec.dtype)},

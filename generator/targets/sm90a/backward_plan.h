@@ -18,10 +18,24 @@ namespace kgen {
 // Why the sm90a backward has no kernel for this spec (its head dimensions), or nothing.
 std::optional<std::string> sm90a_backward_unsupported(const Spec& spec);
 
-// The tiles when the spec sets none: one 64-row q tile per step, two consumer warpgroups of
-// 64 kv rows.
+// How the consumer warpgroups of one 64-row kv slot share its gradients' columns. One holds
+// all of dK and dV in f32 registers while head_dim + head_dim_v <= 256; above, two do, both
+// computing the slot's S and dP, each over a window of whole 64-column groups of dK (and
+// dQ) and of dV: part 0's from column 0, part 1's against the right edge. Both windows have
+// one width, so one body serves both parts; where they overlap (192 columns: windows of 128)
+// part 0's values are the ones stored, and dQ is added only for columns a part owns
+// (docs/sm90a-backward.md, "Head dims above 128").
+struct Sm90aBackwardParts {
+  int64_t count = 1;
+  int64_t dk_width = 0;  // columns of dK (and dQ) per part
+  int64_t dv_width = 0;  // columns of dV per part
+};
+Sm90aBackwardParts sm90a_backward_parts(const Shape& shape);
+
+// The tiles when the spec sets none: one 64-row q tile per step and two consumer
+// warpgroups: 128 kv rows, or 64 when two share a slot's columns.
 constexpr int64_t kSm90aBackwardBlockQ = 64;
-constexpr int64_t kSm90aBackwardBlockKv = 128;
+int64_t sm90a_default_backward_block_kv(const Shape& shape);
 
 // The forward's tile lists turned around: per (plan row, kv block) the q blocks whose tile
 // with it is partial, then those whose tile is full, each in increasing order.

@@ -18,8 +18,8 @@ class Sm90a final : public CudaTarget {
   std::optional<std::string> backward_unsupported(const Spec& spec) const override {
     return sm90a_backward_unsupported(spec);
   }
-  Tiling default_backward_tiling(const Spec&) const override {
-    return Tiling{kSm90aBackwardBlockQ, kSm90aBackwardBlockKv, 0};
+  Tiling default_backward_tiling(const Spec& spec) const override {
+    return Tiling{kSm90aBackwardBlockQ, sm90a_default_backward_block_kv(spec.shape), 0};
   }
   std::vector<KernelPlan> plan_backward(const Spec& spec, const Tiling& tiling) const override {
     return {plan_sm90a_backward_kernel(spec, GpuTarget{tiling.block_q, tiling.block_kv, std::nullopt})};
@@ -55,8 +55,14 @@ class Sm90a final : public CudaTarget {
   void add_backward_rules(const Spec& spec, const Tiling& tiling, TilingRules& rules) const override {
     rules.require(tiling.block_q == kSm90aBackwardBlockQ, "block_q", std::to_string(tiling.block_q),
                   "64 (the backward streams one 64-row q tile per step)");
-    rules.require(tiling.block_kv == 64 || tiling.block_kv == 128, "block_kv", std::to_string(tiling.block_kv),
-                  "64 or 128 (one consumer warpgroup per 64 kv rows, dK and dV in its registers)");
+    if (sm90a_backward_parts(spec.shape).count == 1)
+      rules.require(tiling.block_kv == 64 || tiling.block_kv == 128, "block_kv", std::to_string(tiling.block_kv),
+                    "64 or 128 (one consumer warpgroup per 64 kv rows, dK and dV in its registers)");
+    else
+      rules.require(tiling.block_kv == 64, "block_kv", std::to_string(tiling.block_kv),
+                    "64 at head_dim " + std::to_string(spec.shape.head_dim) + " with head_dim_v " +
+                        std::to_string(spec.shape.head_dim_v) +
+                        " (two consumer warpgroups share the 64 kv rows' dK and dV columns)");
     if (rules.violation()) return;
     const GpuTarget tiles{tiling.block_q, tiling.block_kv, std::nullopt};
     const MemoryBudget smem = sm90a_backward_smem_budget(spec, tiles);
@@ -84,6 +90,10 @@ class Sm90a final : public CudaTarget {
     const Shape& s = spec.shape;
     out << "    backward: block_q " << tiling.block_q << ", block_kv " << tiling.block_kv
         << " (preprocess, main, postprocess kernels; docs/sm90a-backward.md)\n";
+    const Sm90aBackwardParts parts = sm90a_backward_parts(s);
+    if (parts.count > 1)
+      out << "      two consumer warpgroups per 64 kv rows, each over a window of " << parts.dk_width
+          << " columns of dK (and dQ) and " << parts.dv_width << " of dV\n";
     out << "      main grid [batch * kv heads, kv blocks] = [" << s.batch * s.kv_heads << ", " << shape.kv_blocks()
         << "], each CTA walking the q blocks of its kv block for the " << s.group() << " q head(s) of its group\n";
     out << "      live tiles: " << lists.live_tiles_per_batch << " of " << lists.total_tiles_per_batch

@@ -1,9 +1,10 @@
-// A consumer warpgroup of the backward: its 64 kv rows against every step's 64 q rows
-// (docs/sm90a-backward.md, "One step"). Per step: S^T = K Q^T and dP^T = V dO^T; the score
-// modifier and the masks; P^T = exp2(x kExp2Scale - lse_log2) and dS^T = P^T (dP^T - delta)
-// (times the softcap's derivative); dV += P^T dO and dK += dS^T Q with P^T, dS^T in
-// registers; dS^T to shared memory and dQ += dS K, added to the f32 workspace by atomics.
-// The epilogue writes dK (times the scale) and dV through shared memory with TMA.
+// A consumer warpgroup of the backward: its kv slot's 64 rows against every step's 64 q rows
+// (docs/sm90a-backward.md, "One step"), for its window of dK's, dV's and dQ's columns. Per
+// step: S^T = K Q^T and dP^T = V dO^T; the score modifier and the masks; P^T = exp2(x
+// kExp2Scale - lse_log2) and dS^T = P^T (dP^T - delta) (times the softcap's derivative);
+// dV += P^T dO and dK += dS^T Q with P^T, dS^T in registers; dS^T to shared memory and
+// dQ += dS K, added to the f32 workspace by atomics. The epilogue writes dK (times the
+// scale) and dV through shared memory with TMA.
 #pragma once
 
 #include <cstdint>
@@ -41,10 +42,10 @@ CUTE_DEVICE void store_fragment(TiledMma const& mma, Fragment const& fragment, S
   copy(store, thr_store.retile_S(fragment), thr_store.partition_D(tile));
 }
 
-template <class Config, class Params>
+template <class Config, class Columns, class Params>
 CUTE_DEVICE void consume_backward(Params const& params,
-                                  typename BackwardTraits<Config>::SharedStorage& smem,
-                                  int consumer, BackwardCtaWork const& work) {
+                                  typename BackwardTraits<Config>::SharedStorage& smem, int slot,
+                                  Columns const& columns, BackwardCtaWork const& work) {
   using namespace cute;
   using Traits = BackwardTraits<Config>;
   using Mma = BackwardMma<Config>;
@@ -56,32 +57,42 @@ CUTE_DEVICE void consume_backward(Params const& params,
   constexpr int kStages = Config::kStages;
   const int thread = int(threadIdx.x) % 128;
   const int lane = thread % 32;
+  const int consumer = slot * Config::kDimParts + columns.part;
   const int barrier_id = 1 + consumer;  // 0 is __syncthreads'
   // This thread's rows of the S^T fragment are kv positions row_base and row_base + 8; its
   // columns are q positions q_block * 64 + col_base + c + 8 n. In the dQ fragment the same
   // indices are q rows (tile_row) and head_dim columns.
   const int tile_row = (thread / 32) * 16 + lane / 4;
-  const int tile_row_base = consumer * 64 + tile_row;  // within the kv block
+  const int tile_row_base = slot * 64 + tile_row;  // within the kv block
   const int row_base = work.kv_block * Config::kBlockKv + tile_row_base;
   const int col_base = 2 * (lane % 4);
   const BackwardWorkspace<Config> workspace(params.workspace);
 
   typename Mma::SdP mma_sdp;
-  typename Mma::Dkv mma_dkv;
+  typename Mma::Dk mma_dk;
+  typename Mma::Dv mma_dv;
   typename Mma::Dq mma_dq;
   ThrMMA thr_sdp = mma_sdp.get_thread_slice(thread);
-  ThrMMA thr_dkv = mma_dkv.get_thread_slice(thread);
+  ThrMMA thr_dk = mma_dk.get_thread_slice(thread);
+  ThrMMA thr_dv = mma_dv.get_thread_slice(thread);
   ThrMMA thr_dq = mma_dq.get_thread_slice(thread);
-  Element* k_tile = smem.k.data() + consumer * Traits::kTileElements;
-  Element* v_tile = smem.v.data() + consumer * Traits::kTileElements;
+  Element* k_tile = smem.k.data() + slot * Traits::kKElements;
+  Element* v_tile = smem.v.data() + slot * Traits::kVElements;
   Element* ds_tile = smem.ds.data() + consumer * Traits::kDsElements;
-  Tensor sK = make_tensor(make_smem_ptr(k_tile), typename Traits::SmemLayoutTile{});
-  Tensor sV = make_tensor(make_smem_ptr(v_tile), typename Traits::SmemLayoutTile{});
-  Tensor sKt = make_tensor(make_smem_ptr(k_tile), typename Traits::SmemLayoutTileT{});
+  Tensor sK = make_tensor(make_smem_ptr(k_tile), typename Traits::SmemLayoutK{});
+  Tensor sV = make_tensor(make_smem_ptr(v_tile), typename Traits::SmemLayoutV{});
+  Tensor sKt = make_tensor(make_smem_ptr(k_tile), typename Traits::SmemLayoutKt{});
   Tensor sQ = make_tensor(make_smem_ptr(smem.q.data()), typename Traits::SmemLayoutQ{});
-  Tensor sDo = make_tensor(make_smem_ptr(smem.dout.data()), typename Traits::SmemLayoutQ{});
+  Tensor sDo = make_tensor(make_smem_ptr(smem.dout.data()), typename Traits::SmemLayoutDo{});
   Tensor sQt = make_tensor(make_smem_ptr(smem.q.data()), typename Traits::SmemLayoutQt{});
-  Tensor sDot = make_tensor(make_smem_ptr(smem.dout.data()), typename Traits::SmemLayoutQt{});
+  Tensor sDot = make_tensor(make_smem_ptr(smem.dout.data()), typename Traits::SmemLayoutDot{});
+  // This part's windows: of dK (and dQ) in K and Q, of dV in V and dO.
+  using DkWidth = Int<Columns::kDkWidth>;
+  using DvWidth = Int<Columns::kDvWidth>;
+  Tensor sQtPart =
+      column_window(sQt, Shape<DkWidth, _64, Int<kStages>>{}, make_coord(columns.dk_first, 0, 0));
+  Tensor sDotPart =
+      column_window(sDot, Shape<DvWidth, _64, Int<kStages>>{}, make_coord(columns.dv_first, 0, 0));
   Tensor sDs = make_tensor(make_smem_ptr(ds_tile), typename Traits::SmemLayoutDs{});
   Tensor sDsT = make_tensor(make_smem_ptr(ds_tile), typename Traits::SmemLayoutDsT{});
 
@@ -89,20 +100,22 @@ CUTE_DEVICE void consume_backward(Params const& params,
   Tensor tSrQ = thr_sdp.make_fragment_B(thr_sdp.partition_B(sQ));  // (mma, 1, d / 16, stage)
   Tensor tDPrV = thr_sdp.make_fragment_A(thr_sdp.partition_A(sV));
   Tensor tDPrDo = thr_sdp.make_fragment_B(thr_sdp.partition_B(sDo));
-  Tensor tDVrDo = thr_dkv.make_fragment_B(thr_dkv.partition_B(sDot));  // (mma, d / N, 4, stage)
-  Tensor tDKrQ = thr_dkv.make_fragment_B(thr_dkv.partition_B(sQt));
+  Tensor tDVrDo =
+      thr_dv.make_fragment_B(thr_dv.partition_B(sDotPart));  // (mma, cols / N, 4, stage)
+  Tensor tDKrQ = thr_dk.make_fragment_B(thr_dk.partition_B(sQtPart));
   Tensor tDQrDs = thr_dq.make_fragment_A(thr_dq.partition_A(sDsT));  // (mma, 1, 4)
 
   Tensor acc_s = partition_fragment_C(mma_sdp, Shape<_64, _64>{});
   Tensor acc_dp = partition_fragment_C(mma_sdp, Shape<_64, _64>{});
-  Tensor acc_dk = partition_fragment_C(mma_dkv, Shape<_64, Int<kHeadDim>>{});
-  Tensor acc_dv = partition_fragment_C(mma_dkv, Shape<_64, Int<kHeadDim>>{});
+  Tensor acc_dk = partition_fragment_C(mma_dk, Shape<_64, DkWidth>{});
+  Tensor acc_dv = partition_fragment_C(mma_dv, Shape<_64, DvWidth>{});
   Tensor acc_dq = partition_fragment_C(mma_dq, Shape<_64, _64>{});
   Tensor frag_p = make_tensor<Element>(typename Mma::LayoutP{});
   Tensor frag_ds = make_tensor<Element>(typename Mma::LayoutP{});
   Tensor frag_ds_c = make_tensor(frag_ds.data(), acc_dp.layout());  // the same registers as C
   static_assert(size(acc_s) == 32 && size(frag_p) == 32, "S^T and P^T fragments");
-  static_assert(size(acc_dk) == kHeadDim / 2, "dK and dV fragments");
+  static_assert(size(acc_dk) == Columns::kDkWidth / 2 && size(acc_dv) == Columns::kDvWidth / 2,
+                "dK and dV fragments");
   clear(acc_dk);
   clear(acc_dv);
 
@@ -113,7 +126,8 @@ CUTE_DEVICE void consume_backward(Params const& params,
   };
 
   if (work.steps > 0) Barrier::wait(&smem.kv_full, 0);
-  for_each_step<Config>(work, [&](BackwardStep const& step, int t) {
+  // Inlined: a call would cut the wgmma pipeline (ptxas serializes wgmma across calls).
+  for_each_step<Config>(work, [&](BackwardStep const& step, int t) CUTLASS_LAMBDA_FUNC_INLINE {
     const int stage = t % kStages;
     const uint32_t phase = (t / kStages) & 1;
 
@@ -166,8 +180,8 @@ CUTE_DEVICE void consume_backward(Params const& params,
     warpgroup_fence_operand(frag_p);
     warpgroup_fence_operand(frag_ds);
     warpgroup_arrive();
-    wgmma_tile(mma_dkv, frag_p, tDVrDo(_, _, _, stage), acc_dv, false);
-    wgmma_tile(mma_dkv, frag_ds, tDKrQ(_, _, _, stage), acc_dk, false);
+    wgmma_tile(mma_dv, frag_p, tDVrDo(_, _, _, stage), acc_dv, false);
+    wgmma_tile(mma_dk, frag_ds, tDKrQ(_, _, _, stage), acc_dk, false);
     warpgroup_commit_batch();
     warpgroup_wait<0>();
     warpgroup_fence_operand(acc_dv);
@@ -180,14 +194,16 @@ CUTE_DEVICE void consume_backward(Params const& params,
     release(&smem.q_empty[stage]);
     release(&smem.dout_empty[stage]);
 
-    // dQ += dS K, 64 head_dim columns at a time, into the workspace.
+    // dQ += dS K for the columns this part owns, 64 at a time, into the workspace.
     float* dq_rows = workspace.dq_accum +
                      ((int64_t(work.batch) * Config::kQHeads + step.head) * Config::kQPadded +
                       step.q_block * Config::kBlockQ + tile_row) *
                          kHeadDim +
                      col_base;
     CUTE_UNROLL
-    for (int chunk = 0; chunk < kHeadDim / 64; ++chunk) {
+    for (int c = 0; c < Columns::kDqChunks; ++c) {
+      if (c < columns.dq_owned_first) continue;
+      const int chunk = columns.dk_first / 64 + c;
       Tensor tDQrK = thr_dq.make_fragment_B(
           thr_dq.partition_B(local_tile(sKt, Shape<_64, _64>{}, make_coord(chunk, _0{}))));
       warpgroup_fence_operand(acc_dq);
@@ -212,32 +228,49 @@ CUTE_DEVICE void consume_backward(Params const& params,
     cutlass::arch::NamedBarrier::sync(128, barrier_id);
   });
 
-  // dK = scale * acc (dS is the gradient of the unscaled q.k) and dV, over this consumer's
-  // own K and V tiles (the last step's closing barrier: no wgmma of this warpgroup reads them
-  // any more; the other consumer never does), then one TMA store each.
+  // dK = scale * acc (dS is the gradient of the unscaled q.k) and dV, over the slot's own K
+  // and V tiles, each part its window, then one TMA store each. After this consumer's last
+  // closing barrier none of its wgmmas reads them; with two parts, the slot barrier waits
+  // for the other part's too, and part 1 writes first: where the windows overlap, part 0's
+  // values (the columns it owns) are the ones stored.
   CUTE_UNROLL
   for (int e = 0; e < size(acc_dk); ++e) acc_dk(e) *= Config::kScale;
   Tensor frag_dk = make_tensor_like<Element>(acc_dk);
   Tensor frag_dv = make_tensor_like<Element>(acc_dv);
   convert_fragment<Element>(acc_dk, frag_dk);
   convert_fragment<Element>(acc_dv, frag_dv);
-  store_fragment<Element>(mma_dkv, frag_dk, sK, thread);
-  store_fragment<Element>(mma_dkv, frag_dv, sV, thread);
-  cutlass::arch::fence_view_async_shared();  // generic-proxy writes, read next by the TMA unit
-  cutlass::arch::NamedBarrier::sync(128, barrier_id);
-  if (thread / 32 == 0 && cute::elect_one_sync()) {
-    const int tile = work.kv_block * Config::kConsumers + consumer;
-    auto store = [&](auto const& tma, auto const& s) {
-      Tensor m = tma.get_tma_tensor(
-          make_shape(int(Config::kKvLen), kHeadDim, int(Config::kKvHeads), int(Config::kBatch)));
-      Tensor g = local_tile(m(_, _, work.kv_head, work.batch), Shape<_64, Int<kHeadDim>>{},
+  Tensor sKPart = column_window(sK, Shape<_64, DkWidth>{}, make_coord(0, columns.dk_first));
+  Tensor sVPart = column_window(sV, Shape<_64, DvWidth>{}, make_coord(0, columns.dv_first));
+  auto write_window = [&] {
+    store_fragment<Element>(mma_dk, frag_dk, sKPart, thread);
+    store_fragment<Element>(mma_dv, frag_dv, sVPart, thread);
+    cutlass::arch::fence_view_async_shared();  // generic-proxy writes, read next by the TMA unit
+  };
+  constexpr int kSlotThreads = 128 * Config::kDimParts;
+  if constexpr (Config::kDimParts == 1) {
+    write_window();
+    cutlass::arch::NamedBarrier::sync(kSlotThreads, barrier_id);
+  } else {
+    const int slot_barrier_id = 1 + Config::kConsumers + slot;
+    cutlass::arch::NamedBarrier::sync(kSlotThreads, slot_barrier_id);  // K and V are read no more
+    if (columns.part == 1) write_window();
+    cutlass::arch::NamedBarrier::sync(kSlotThreads, slot_barrier_id);
+    if (columns.part == 0) write_window();
+    cutlass::arch::NamedBarrier::sync(kSlotThreads, slot_barrier_id);
+  }
+  if (columns.part == 0 && thread / 32 == 0 && cute::elect_one_sync()) {
+    const int tile = work.kv_block * Config::kKvSlots + slot;
+    auto store = [&](auto const& tma, auto const& s, auto features) {
+      Tensor m = tma.get_tma_tensor(make_shape(int(Config::kKvLen), int(features),
+                                               int(Config::kKvHeads), int(Config::kBatch)));
+      Tensor g = local_tile(m(_, _, work.kv_head, work.batch), Shape<_64, decltype(features)>{},
                             make_coord(_, _0{}));
       auto [tg, ts] =
           tma_partition(tma, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(s), group_modes<0, 2>(g));
       copy(tma, ts, tg(_, tile));
     };
-    store(params.tma.dk, sK);
-    store(params.tma.dv, sV);
+    store(params.tma.dk, sK, Int<kHeadDim>{});
+    store(params.tma.dv, sV, Int<Config::kHeadDimV>{});
     tma_store_arrive();
     tma_store_wait<0>();  // the shared-memory source must outlive the store
   }

@@ -1,7 +1,7 @@
 // The device body of the sm90a backward's main kernel (docs/sm90a-backward.md): one CTA per
-// (batch, kv head, kv block), a producer warpgroup (TMA loads) and one consumer warpgroup per
-// 64 kv rows (wgmma, the gradients), split by setmaxnreg. The generated file's __global__
-// entry point calls backward<Config>(params) with its Config and Params.
+// (batch, kv head, kv block), a producer warpgroup (TMA loads) and kDimParts consumer
+// warpgroups per 64 kv rows (wgmma, the gradients), split by setmaxnreg. The generated
+// file's __global__ entry point calls backward<Config>(params) with its Config and Params.
 #pragma once
 
 #include <cstdint>
@@ -52,7 +52,10 @@ CUTE_DEVICE void backward(Params const& params) {
       produce_backward<Config>(params, smem, work);
   } else {
     cutlass::arch::warpgroup_reg_alloc<Config::kConsumerRegisters>();
-    consume_backward<Config>(params, smem, warp_group - 1, work);
+    const int consumer = warp_group - 1;
+    const int slot = consumer / Config::kDimParts;
+    const int part = consumer % Config::kDimParts;
+    consume_backward<Config>(params, smem, slot, BackwardColumns<Config>(part), work);
   }
 }
 

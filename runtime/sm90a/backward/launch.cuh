@@ -19,32 +19,36 @@ struct BackwardTmaFactory {
 
   // (rows, features, head, batch), features contiguous.
   template <class Pointer, class Strides>
-  static auto tensor(Pointer* pointer, int rows, int heads, const Strides& s) {
+  static auto tensor(Pointer* pointer, int rows, int features, int heads, const Strides& s) {
     using namespace cute;
-    return make_tensor(make_gmem_ptr(pointer),
-                       make_shape(rows, Config::kHeadDim, heads, Config::kBatch),
+    return make_tensor(make_gmem_ptr(pointer), make_shape(rows, features, heads, Config::kBatch),
                        make_stride(s.row, _1{}, s.head, s.batch));
   }
 
+  // Q, K and dK move (64, head_dim) tiles; V, dO and dV (64, head_dim_v) ones.
   template <class Arguments>
   static BackwardTma<Config> make(const Arguments& args) {
     using namespace cute;
-    using Tile = typename Traits::SmemLayoutTile;
-    auto load = [](const void* pointer, int rows, int heads, const auto& strides) {
-      return make_tma_copy(SM90_TMA_LOAD{},
-                           tensor(static_cast<Element const*>(pointer), rows, heads, strides),
-                           Tile{});
+    auto load = [](auto tile, const void* pointer, int rows, int heads, const auto& strides) {
+      return make_tma_copy(
+          SM90_TMA_LOAD{},
+          tensor(static_cast<Element const*>(pointer), rows, int(size<1>(tile)), heads, strides),
+          tile);
     };
-    auto store = [](void* pointer, int rows, int heads, const auto& strides) {
-      return make_tma_copy(SM90_TMA_STORE{},
-                           tensor(static_cast<Element*>(pointer), rows, heads, strides), Tile{});
+    auto store = [](auto tile, void* pointer, int rows, int heads, const auto& strides) {
+      return make_tma_copy(
+          SM90_TMA_STORE{},
+          tensor(static_cast<Element*>(pointer), rows, int(size<1>(tile)), heads, strides), tile);
     };
-    return BackwardTma<Config>{load(args.q, Config::kQLen, Config::kQHeads, args.q_strides),
-                               load(args.k, Config::kKvLen, Config::kKvHeads, args.k_strides),
-                               load(args.v, Config::kKvLen, Config::kKvHeads, args.v_strides),
-                               load(args.dout, Config::kQLen, Config::kQHeads, args.dout_strides),
-                               store(args.dk, Config::kKvLen, Config::kKvHeads, args.dk_strides),
-                               store(args.dv, Config::kKvLen, Config::kKvHeads, args.dv_strides)};
+    const typename Traits::SmemLayoutK k_tile;
+    const typename Traits::SmemLayoutV v_tile;
+    return BackwardTma<Config>{
+        load(k_tile, args.q, Config::kQLen, Config::kQHeads, args.q_strides),
+        load(k_tile, args.k, Config::kKvLen, Config::kKvHeads, args.k_strides),
+        load(v_tile, args.v, Config::kKvLen, Config::kKvHeads, args.v_strides),
+        load(v_tile, args.dout, Config::kQLen, Config::kQHeads, args.dout_strides),
+        store(k_tile, args.dk, Config::kKvLen, Config::kKvHeads, args.dk_strides),
+        store(v_tile, args.dv, Config::kKvLen, Config::kKvHeads, args.dv_strides)};
   }
 };
 

@@ -41,7 +41,7 @@ CUTE_DEVICE void backward_preprocess(Params const& params) {
     const Element* dout = static_cast<const Element*>(params.dout) +
                           batch * params.dout_strides.batch + head * params.dout_strides.head +
                           i * params.dout_strides.row;
-    for (int c = lane; c < kHeadDim; c += 32) delta += float(out[c]) * float(dout[c]);
+    for (int c = lane; c < Config::kHeadDimV; c += 32) delta += float(out[c]) * float(dout[c]);
     CUTE_UNROLL
     for (int offset = 16; offset > 0; offset /= 2)
       delta += __shfl_xor_sync(0xffffffffu, delta, offset);

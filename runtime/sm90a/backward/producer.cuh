@@ -21,51 +21,53 @@ CUTE_DEVICE void produce_backward(Params const& params,
   using namespace cute;
   using Traits = BackwardTraits<Config>;
   using Barrier = cutlass::arch::ClusterTransactionBarrier;
-  constexpr int kHeadDim = Config::kHeadDim;
   constexpr int kStages = Config::kStages;
   if (work.steps == 0) return;  // the consumers write zeros, and read nothing
 
-  // (64, head_dim, 64-row tile) of one head: rows are q positions for Q and dO, kv
-  // positions for K and V.
-  auto tiles_of = [&](auto const& tma, int rows, int heads, int head) {
-    Tensor m = tma.get_tma_tensor(make_shape(rows, kHeadDim, heads, int(Config::kBatch)));
-    return local_tile(m(_, _, head, work.batch), Shape<_64, Int<kHeadDim>>{}, make_coord(_, _0{}));
+  // (64, features, 64-row tile) of one head: rows are q positions for Q and dO, kv positions
+  // for K and V; features head_dim for Q and K, head_dim_v for V and dO.
+  auto tiles_of = [&](auto const& tma, auto features, int rows, int heads, int head) {
+    Tensor m = tma.get_tma_tensor(make_shape(rows, int(features), heads, int(Config::kBatch)));
+    return local_tile(m(_, _, head, work.batch), Shape<_64, decltype(features)>{},
+                      make_coord(_, _0{}));
   };
-  Tensor sK = make_tensor(make_smem_ptr(smem.k.data()), typename Traits::SmemLayoutKv{});
-  Tensor sV = make_tensor(make_smem_ptr(smem.v.data()), typename Traits::SmemLayoutKv{});
+  constexpr auto kD = Int<Config::kHeadDim>{};
+  constexpr auto kDv = Int<Config::kHeadDimV>{};
+  Tensor sK = make_tensor(make_smem_ptr(smem.k.data()), typename Traits::SmemLayoutKStack{});
+  Tensor sV = make_tensor(make_smem_ptr(smem.v.data()), typename Traits::SmemLayoutVStack{});
   Tensor sQ = make_tensor(make_smem_ptr(smem.q.data()), typename Traits::SmemLayoutQ{});
-  Tensor sDo = make_tensor(make_smem_ptr(smem.dout.data()), typename Traits::SmemLayoutQ{});
+  Tensor sDo = make_tensor(make_smem_ptr(smem.dout.data()), typename Traits::SmemLayoutDo{});
 
   {
-    Tensor gK = tiles_of(params.tma.k, Config::kKvLen, Config::kKvHeads, work.kv_head);
-    Tensor gV = tiles_of(params.tma.v, Config::kKvLen, Config::kKvHeads, work.kv_head);
+    Tensor gK = tiles_of(params.tma.k, kD, Config::kKvLen, Config::kKvHeads, work.kv_head);
+    Tensor gV = tiles_of(params.tma.v, kDv, Config::kKvLen, Config::kKvHeads, work.kv_head);
     auto [tKgK, tKsK] = tma_partition(params.tma.k, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sK),
                                       group_modes<0, 2>(gK));
     auto [tVgV, tVsV] = tma_partition(params.tma.v, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sV),
                                       group_modes<0, 2>(gV));
     Barrier::arrive_and_expect_tx(&smem.kv_full, Traits::kKvBytes);
     CUTE_UNROLL
-    for (int consumer = 0; consumer < Config::kConsumers; ++consumer) {
-      const int tile = work.kv_block * Config::kConsumers + consumer;
-      copy(params.tma.k.with(smem.kv_full), tKgK(_, tile), tKsK(_, consumer));
-      copy(params.tma.v.with(smem.kv_full), tVgV(_, tile), tVsV(_, consumer));
+    for (int slot = 0; slot < Config::kKvSlots; ++slot) {
+      const int tile = work.kv_block * Config::kKvSlots + slot;
+      copy(params.tma.k.with(smem.kv_full), tKgK(_, tile), tKsK(_, slot));
+      copy(params.tma.v.with(smem.kv_full), tVgV(_, tile), tVsV(_, slot));
     }
   }
 
   for_each_step<Config>(work, [&](BackwardStep const& step, int t) {
     const int stage = t % kStages;
     const uint32_t empty_phase = ((t / kStages) & 1) ^ 1;  // a fresh barrier passes parity 1
-    Tensor gQ = tiles_of(params.tma.q, Config::kQLen, Config::kQHeads, step.head);
-    Tensor gDo = tiles_of(params.tma.dout, Config::kQLen, Config::kQHeads, step.head);
+    Tensor gQ = tiles_of(params.tma.q, kD, Config::kQLen, Config::kQHeads, step.head);
+    Tensor gDo = tiles_of(params.tma.dout, kDv, Config::kQLen, Config::kQHeads, step.head);
     auto [tQgQ, tQsQ] = tma_partition(params.tma.q, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sQ),
                                       group_modes<0, 2>(gQ));
     auto [tDogDo, tDosDo] = tma_partition(params.tma.dout, Int<0>{}, Layout<_1>{},
                                           group_modes<0, 2>(sDo), group_modes<0, 2>(gDo));
     cutlass::arch::ClusterBarrier::wait(&smem.q_empty[stage], empty_phase);
-    Barrier::arrive_and_expect_tx(&smem.q_full[stage], Traits::kTileBytes);
+    Barrier::arrive_and_expect_tx(&smem.q_full[stage], Traits::kQBytes);
     copy(params.tma.q.with(smem.q_full[stage]), tQgQ(_, step.q_block), tQsQ(_, stage));
     cutlass::arch::ClusterBarrier::wait(&smem.dout_empty[stage], empty_phase);
-    Barrier::arrive_and_expect_tx(&smem.dout_full[stage], Traits::kTileBytes);
+    Barrier::arrive_and_expect_tx(&smem.dout_full[stage], Traits::kDoBytes);
     copy(params.tma.dout.with(smem.dout_full[stage]), tDogDo(_, step.q_block), tDosDo(_, stage));
   });
 }
