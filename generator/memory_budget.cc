@@ -102,10 +102,10 @@ MemoryBudget sm100a_smem_budget(const Spec& spec, const GpuTarget& target) {
   MemoryBudget budget = gpu_smem_budget(spec, target);
   // The tail after the 1024-byte aligned tiles (runtime/sm100a/forward/kernel_traits.cuh,
   // SharedStorage): two slots of per-row rescale factors and the output factors; the
-  // mbarriers (Q; K and V full and empty per stage; S, scale and P full per S buffer; O;
-  // out_scale) and the tensor-memory address; padded to 1024 bytes.
+  // mbarriers (Q full and empty; K and V full and empty per stage; S, scale and P full per S
+  // buffer; O; out_scale) and the tensor-memory address; padded to 1024 bytes.
   const int64_t factors = 3 * target.block_q * kF32;
-  const int64_t barriers = 8 * (1 + 4 * kGpuKvStages + 3 * 2 + 2) + 4;
+  const int64_t barriers = 8 * (2 + 4 * kGpuKvStages + 3 * 2 + 2) + 4;
   budget.items.back() = {"row factors (softmax to correction), mbarriers", (factors + barriers + 1023) / 1024 * 1024};
   return budget;
 }

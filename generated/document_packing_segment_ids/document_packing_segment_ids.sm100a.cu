@@ -3,7 +3,7 @@
 // Template: templates/sm100a/forward/kernel.cu.tmpl
 // Template: templates/cuda/forward/block_tables.cu.tmpl
 // Template: templates/cuda/forward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm100a (sha256 1a78fa9878959fc94d88285f951c57c0159b808c640cf2606cea0249ac1f6d91)
+// Runtime: runtime/cuda, runtime/sm100a (sha256 019575d5059ac51d4beebcea86fae688197845ef862d3efaf08e9f8c0b91b4fe)
 
 // document_packing_segment_ids_sm100a: attention forward for Blackwell (sm_100a) on CUTLASS/CuTe, FlashAttention-4 style.
 // Compiled and inspected only: no Blackwell GPU has run it (docs/sm100a-kernel.md).
@@ -13,6 +13,7 @@
 //   tiles   q 128 x kv 128: softmax, correction, MMA and load warps; S, P and O in
 //           512 columns of tensor memory; a 2-stage K/V ring in shared memory;
 //           66560 of 131072 tiles live; 16 tcgen05.mma per tile
+//   grid    148 persistent CTAs walking the 2048 (batch, q head, q block) work items
 //   mask    {"type":"causal"}
 //           partial tiles: the mask predicate, evaluated in the kernel; full tiles: no mask; segment ids tested on every tile
 //
@@ -154,12 +155,15 @@ struct Config {
   static constexpr int kKvLen = document_packing_segment_ids_sm100a::kKvLen;
   static constexpr int kHeadDim = document_packing_segment_ids_sm100a::kHeadDim;
   static constexpr int kHeadDimV = document_packing_segment_ids_sm100a::kHeadDimV;
-  // Tiling: one 128-row q tile per CTA (a tensor-memory lane per row), a K/V ring of kStages.
+  // Tiling: one 128-row q tile per work item (a tensor-memory lane per row), a K/V ring of kStages.
   static constexpr int kBlockQ = 128;
   static constexpr int kBlockKv = 128;
   static constexpr int kQBlocks = 64;
   static constexpr int kKvBlocks = 64;
   static constexpr int kThreads = 384;
+  // Persistent CTAs: kCtas of them walk the kWorkItems (batch, q head, q block) items.
+  static constexpr int kWorkItems = 2048;
+  static constexpr int kCtas = 148;
   static constexpr int kStages = 2;
   static constexpr int kSharedBudget = 165888;
   static constexpr uint32_t kTmemColumns = 512;
@@ -207,6 +211,9 @@ using Traits = kgen::sm100a::ForwardTraits<Config>;
 
 struct Params {
   kgen::cuda::ForwardTma<Traits> tma;
+  // out, also as a plain pointer: a work item with no live tile writes its zeros directly.
+  void* out;
+  Strides out_strides;
   // [batch][q_heads][q_len], contiguous; natural log, -inf on empty rows
   float* lse;
   // [batch][q_len], contiguous
@@ -288,8 +295,10 @@ Result launch(const Arguments& args, cudaStream_t stream) {
   params.lse = args.lse;
   params.q_segment_ids = args.q_segment_ids;
   params.kv_segment_ids = args.kv_segment_ids;
+  params.out = args.out;
+  params.out_strides = args.out_strides;
 
-  const dim3 grid(kBatch * kQHeads, Config::kQBlocks, 1);
+  const dim3 grid(Config::kCtas, 1, 1);
   forward_kernel<<<grid, Config::kThreads, Traits::kSharedBytes, stream>>>(params);
   error = cudaGetLastError();
   if (error != cudaSuccess) return failure(Status::kCudaError, "the kernel launch failed", error);

@@ -3,7 +3,7 @@
 // Template: templates/sm90a/forward/kernel.cu.tmpl
 // Template: templates/cuda/forward/block_tables.cu.tmpl
 // Template: templates/cuda/forward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm90a (sha256 86c05974c714789ef0e6716c20dd385482a823a22910fa7a8efe69dea0ed4b5e)
+// Runtime: runtime/cuda, runtime/sm90a (sha256 81ca3c7b21af7f0c950cefb309933de2006f07b3fe4b29d085a8efdd56cb5de9)
 
 // prefix_lm_sm90a: attention forward for Hopper (sm_90a) on CUTLASS/CuTe, FlashAttention-3 style.
 //

@@ -15,10 +15,11 @@ namespace cuda {
 
 // `Traits`: kGroup, kKBytes, kVBytes, SmemLayoutK (block_kv, head_dim, stage) and SmemLayoutV
 // (head_dim_v, block_kv, stage), and a SharedStorage with k, v and the barriers k_full,
-// k_empty, v_full, v_empty per stage.
+// k_empty, v_full, v_empty per stage. `first`: how many tiles the ring carried before this
+// work item (a persistent CTA's earlier items); the stages and phases go on from there.
 template <class Config, class Traits, class Params>
 CUTE_DEVICE void load_kv_ring(Params const& params, typename Traits::SharedStorage& smem,
-                              CtaWork const& work) {
+                              CtaWork const& work, int first) {
   using namespace cute;
   constexpr int kHeadDim = Config::kHeadDim;
   constexpr int kHeadDimV = Config::kHeadDimV;
@@ -46,8 +47,9 @@ CUTE_DEVICE void load_kv_ring(Params const& params, typename Traits::SharedStora
   CUTE_NO_UNROLL
   for (int t = 0; t < work.tile_count; ++t) {
     const int kv_block = Config::tile_kv(work.tile_begin + t);
-    const int stage = t % kStages;
-    const uint32_t empty_phase = ((t / kStages) & 1) ^ 1;  // a fresh barrier passes parity 1
+    const int ring = first + t;
+    const int stage = ring % kStages;
+    const uint32_t empty_phase = ((ring / kStages) & 1) ^ 1;  // a fresh barrier passes parity 1
     Barrier::wait(&smem.k_empty[stage], empty_phase);
     Barrier::arrive_and_expect_tx(&smem.k_full[stage], Traits::kKBytes);
     copy(params.tma.k.with(smem.k_full[stage]), tKgK(_, kv_block), tKsK(_, stage));

@@ -16,20 +16,34 @@ struct CtaWork {
   int partial_count;  // the first partial_count tiles are masked
 };
 
-// Grid: x = batch * q_heads + head (heads of one kv group run side by side), y = rank of the
-// q block, heaviest first (the plan's q block order). One list per (plan row, q block): plan
-// rows are 1 when every head shares one mask, else one per q head.
+// The work of (x, rank): x = batch * q_heads + head (heads of one kv group side by side),
+// rank the q block's place in the plan's q block order (heaviest first). One list per
+// (plan row, q block): plan rows are 1 when every head shares one mask, else one per q head.
 template <class Config>
-CUTE_DEVICE CtaWork cta_work() {
+CUTE_DEVICE CtaWork work_at(int x, int rank) {
   CtaWork work;
-  work.head = int(blockIdx.x) % Config::kQHeads;
-  work.batch = int(blockIdx.x) / Config::kQHeads;
-  work.q_block = Config::q_block_order(blockIdx.y);
+  work.head = x % Config::kQHeads;
+  work.batch = x / Config::kQHeads;
+  work.q_block = Config::q_block_order(rank);
   const int list = (Config::kPlanRows == 1 ? 0 : work.head) * Config::kQBlocks + work.q_block;
   work.tile_begin = Config::tile_begin(list);
   work.tile_count = Config::tile_begin(list + 1) - work.tile_begin;
   work.partial_count = Config::tile_partial_count(list);
   return work;
+}
+
+// One CTA per work item: grid x = batch * q_heads + head, y = rank of the q block.
+template <class Config>
+CUTE_DEVICE CtaWork cta_work() {
+  return work_at<Config>(int(blockIdx.x), int(blockIdx.y));
+}
+
+// Work item `item` of a persistent kernel, numbered rank-major: every (batch, head) of the
+// heaviest q block first.
+template <class Config>
+CUTE_DEVICE CtaWork work_item(int item) {
+  constexpr int kRows = Config::kBatch * Config::kQHeads;
+  return work_at<Config>(item % kRows, item / kRows);
 }
 
 }  // namespace cuda

@@ -228,6 +228,8 @@ KernelPlan plan_cuda_forward(const Spec& spec, const GpuTarget& gpu, const CudaD
   // one the kernel is built for: one CTA per (batch, head) and q block (the kernel decodes
   // blockIdx that way), `threads` threads, the same number as its __launch_bounds__.
   const Json grid = {s.batch * s.q_heads, q_blocks, 1};
+  context["grid"] = "kBatch * kQHeads, Config::kQBlocks, 1";  // as the interface's grid
+  context["persistent"] = false;
   const Json block = {threads, 1, 1};
   Json interface = {{"entry_points",
                      {{{"name", "kgen::" + symbol + "::forward_kernel"},

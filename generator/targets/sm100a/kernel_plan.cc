@@ -1,5 +1,6 @@
 #include "targets/sm100a/kernel_plan.h"
 
+#include <algorithm>
 #include <string>
 
 #include "memory_budget.h"
@@ -37,6 +38,17 @@ KernelPlan plan_sm100a_kernel(const Spec& spec) {
   context["correction_registers"] = kSm100aRegisters.correction;
   context["other_registers"] = kSm100aRegisters.other;
   context["rescale_threshold"] = cuda_float_literal(kRescaleThreshold);
+
+  // Persistent CTAs (docs/sm100a-kernel.md, "Persistent CTAs"): the work items are the
+  // (batch, head, q block) of the one-CTA-per-item grid, the grid one dimension of at most
+  // kSm100aPersistentCtas.
+  const int64_t work_items = s.batch * s.q_heads * context["q_blocks"].get<int64_t>();
+  const int64_t ctas = std::min(work_items, kSm100aPersistentCtas);
+  context["work_items"] = work_items;
+  context["ctas"] = ctas;
+  context["persistent"] = true;
+  context["grid"] = "Config::kCtas, 1, 1";
+  kernel.interface["entry_points"][0]["launch"]["grid"] = Json{ctas, 1, 1};
   return kernel;
 }
 

@@ -15,6 +15,9 @@ namespace kgen {
 constexpr int64_t kSm100aBlockQ = 128;
 // Softmax, correction, and the MMA/load warpgroup.
 constexpr int64_t kSm100aThreads = 384;
+// Persistent CTAs: one per SM of a B200 (148) at most, each walking every 148th work item.
+// On a part with fewer SMs the CTAs beyond its count run as a second wave: correct, slower.
+constexpr int64_t kSm100aPersistentCtas = 148;
 
 // Registers per thread of each warpgroup after the role split (setmaxnreg); 128 threads each
 // share the SM's 64K registers: softmax + correction + other <= 512. The softmax holds a row

@@ -1,8 +1,9 @@
 // The correction warpgroup: thread t owns q row t of O in tensor memory. Between the products
 // O += P(t - 1) V(t - 1) and O += P(t) V(t) it multiplies its row by the factor the softmax
 // handed over, and only when a row of its warp needs it (the skip is warp-uniform: tensor
-// memory loads and stores are warp collectives). At the end it writes out = O * out_scale
-// through shared memory (over Q) and one TMA store.
+// memory loads and stores are warp collectives). At the end of each work item it writes
+// out = O * out_scale through shared memory (over Q) and one TMA store, then frees Q's
+// memory for the next item's Q (q_empty).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 
 #include "cuda/work.cuh"
 #include "sm100a/forward/kernel_traits.cuh"
+#include "sm100a/forward/schedule.cuh"
 #include "sm100a/forward/sync.cuh"
 #include "sm100a/forward/tmem.cuh"
 
@@ -21,6 +23,9 @@ namespace sm100a {
 
 // Tensor memory is read and written 32 columns at a time (one LDTM.x32 / STTM.x32).
 constexpr int kCorrectionColumns = 32;
+// The correction warpgroup's named barrier: 0 is __syncthreads', which the other roles may
+// reach while these warps are still in their epilogue.
+constexpr int kEpilogueBarrier = 1;
 
 template <class Config>
 CUTE_DEVICE void rescale_o(uint32_t o_address, float scale) {
@@ -39,71 +44,86 @@ CUTE_DEVICE void rescale_o(uint32_t o_address, float scale) {
   cutlass::arch::fence_view_async_tmem_store();  // before the next product reads O
 }
 
+// out = 0 for the rows of an item with no tile, straight to global memory: such an item
+// uses no barrier and no shared memory (schedule.cuh), so no other role waits for it.
+template <class Config, class Params>
+CUTE_DEVICE void store_zeros(Params const& params, cuda::CtaWork const& work, int row) {
+  using Element = typename Config::Element;
+  const int i = work.q_block * Config::kBlockQ + row;
+  if (i >= Config::kQLen) return;
+  Element* out = static_cast<Element*>(params.out) + work.batch * params.out_strides.batch +
+                 work.head * params.out_strides.head + i * params.out_strides.row;
+  CUTE_UNROLL
+  for (int v = 0; v < Config::kHeadDimV / 8; ++v) reinterpret_cast<uint4*>(out)[v] = uint4{};
+}
+
 template <class Config, class Params>
 CUTE_DEVICE void correct_and_store(Params const& params,
                                    typename ForwardTraits<Config>::SharedStorage& smem,
-                                   uint32_t tmem_base, cuda::CtaWork const& work) {
+                                   uint32_t tmem_base) {
   using namespace cute;
   using Traits = ForwardTraits<Config>;
   using Element = typename Config::Element;
   constexpr int kHeadDimV = Config::kHeadDimV;
   const int row = int(threadIdx.x) % 128;
   const uint32_t o_address = tmem_base + Traits::kTmemO;
+  Tensor sO = make_tensor(make_smem_ptr(smem.q.data()), typename Traits::SmemLayoutO{});
+  Tensor mO = params.tma.o.get_tma_tensor(
+      make_shape(Config::kQLen, kHeadDimV, Config::kQHeads, Config::kBatch));
 
-  if (work.tile_count > 0) {
+  for_each_work_item<Config>([&](cuda::CtaWork const& work, ItemCounts const& at) {
+    if (work.tile_count == 0) {
+      store_zeros<Config>(params, work, row);
+      return;
+    }
     CUTE_NO_UNROLL
     for (int t = 0; t < work.tile_count; ++t) {
-      const int slot = t % 2;
-      wait(&smem.scale_full[slot], (t / 2) & 1);
-      const float scale = smem.row_scale[slot][row];
-      if (t > 0) {  // O holds P V of tiles 0 .. t - 1 once the last product is done
-        wait_for_tmem(&smem.o_full, (t - 1) & 1);
+      const int g = at.tiles + t;  // the CTA's tile count
+      wait(&smem.scale_full[g % 2], (g / 2) & 1);
+      const float scale = smem.row_scale[g % 2][row];
+      if (t > 0) {  // O holds P V of the item's tiles before t once the last product is done
+        wait_for_tmem(&smem.o_full, (g - 1) & 1);
         if (__any_sync(0xffffffffu, scale != 1.f)) rescale_o<Config>(o_address, scale);
       }
-      arrive_per_warp_after_tmem(&smem.p_full[slot]);
+      arrive_per_warp_after_tmem(&smem.p_full[g % 2]);
     }
-    wait_for_tmem(&smem.o_full, (work.tile_count - 1) & 1);  // every product is done
-  }
-  wait(&smem.out_scale_full, 0);
-  const float out_scale = smem.out_scale[row];
+    wait_for_tmem(&smem.o_full, (at.tiles + work.tile_count - 1) & 1);  // every product is done
+    wait(&smem.out_scale_full, at.live & 1);
+    const float out_scale = smem.out_scale[row];
 
-  // out = O * out_scale, row by row into shared memory (Q is no longer read), 16 bytes at a
-  // time: the 128-byte swizzle keeps 8 consecutive elements of a row together.
-  Tensor sO = make_tensor(make_smem_ptr(smem.q.data()), typename Traits::SmemLayoutO{});
-  CUTE_UNROLL
-  for (int chunk = 0; chunk < kHeadDimV / kCorrectionColumns; ++chunk) {
-    array<float, kCorrectionColumns> o;
-    if (work.tile_count > 0) {
+    // out = O * out_scale, row by row into shared memory (Q is no longer read: every product
+    // is done), 16 bytes at a time: the 128-byte swizzle keeps 8 consecutive elements of a
+    // row together.
+    CUTE_UNROLL
+    for (int chunk = 0; chunk < kHeadDimV / kCorrectionColumns; ++chunk) {
+      array<float, kCorrectionColumns> o;
       load_row<kCorrectionColumns>(
           tmem_columns<kCorrectionColumns>(tmem_o<Config>(o_address), chunk * kCorrectionColumns),
           o);
       cutlass::arch::fence_view_async_tmem_load();
-    } else {
-      fill(o, 0.f);  // no live tile: tensor memory holds nothing
+      CUTE_UNROLL
+      for (int c = 0; c < kCorrectionColumns; ++c) o[c] *= out_scale;
+      cutlass::NumericArrayConverter<Element, float, kCorrectionColumns> to_element;
+      const auto out =
+          to_element(*reinterpret_cast<cutlass::Array<float, kCorrectionColumns> const*>(o.data()));
+      CUTE_UNROLL
+      for (int v = 0; v < kCorrectionColumns / 8; ++v)
+        *reinterpret_cast<uint4*>(&sO(row, chunk * kCorrectionColumns + 8 * v)) =
+            reinterpret_cast<uint4 const*>(&out)[v];
     }
-    CUTE_UNROLL
-    for (int c = 0; c < kCorrectionColumns; ++c) o[c] *= out_scale;
-    cutlass::NumericArrayConverter<Element, float, kCorrectionColumns> to_element;
-    const auto out =
-        to_element(*reinterpret_cast<cutlass::Array<float, kCorrectionColumns> const*>(o.data()));
-    CUTE_UNROLL
-    for (int v = 0; v < kCorrectionColumns / 8; ++v)
-      *reinterpret_cast<uint4*>(&sO(row, chunk * kCorrectionColumns + 8 * v)) =
-          reinterpret_cast<uint4 const*>(&out)[v];
-  }
-  cutlass::arch::fence_view_async_shared();  // generic-proxy writes, read next by the TMA unit
-  cutlass::arch::NamedBarrier::sync(128, 0);
-  if (row == 0) {
-    Tensor mO = params.tma.o.get_tma_tensor(
-        make_shape(Config::kQLen, kHeadDimV, Config::kQHeads, Config::kBatch));
-    Tensor gO = local_tile(mO(_, _, work.head, work.batch), Shape<_128, Int<kHeadDimV>>{},
-                           make_coord(_, _0{}));
-    auto [tOgO, tOsO] = tma_partition(params.tma.o, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sO),
-                                      group_modes<0, 2>(gO));
-    copy(params.tma.o, tOsO, tOgO(_, work.q_block));
-    tma_store_arrive();
-    tma_store_wait<0>();  // the shared-memory source must outlive the store
-  }
+    cutlass::arch::fence_view_async_shared();  // generic-proxy writes, read next by the TMA unit
+    cutlass::arch::NamedBarrier::sync(128, kEpilogueBarrier);
+    if (row == 0) {
+      Tensor gO = local_tile(mO(_, _, work.head, work.batch), Shape<_128, Int<kHeadDimV>>{},
+                             make_coord(_, _0{}));
+      auto [tOgO, tOsO] = tma_partition(params.tma.o, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sO),
+                                        group_modes<0, 2>(gO));
+      copy(params.tma.o, tOsO, tOgO(_, work.q_block));
+      tma_store_arrive();
+      tma_store_wait<0>();  // the shared-memory source is read: Q's memory is free again
+      cutlass::arch::ClusterBarrier::arrive(&smem.q_empty);
+    }
+  });
 }
 
 }  // namespace sm100a

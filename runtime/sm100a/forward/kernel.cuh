@@ -1,7 +1,8 @@
-// The device body of the sm100a forward kernel (docs/sm100a-kernel.md): one CTA per (batch,
-// q head, q block of 128 rows) and three warpgroups with fixed roles, split by setmaxnreg:
+// The device body of the sm100a forward kernel (docs/sm100a-kernel.md): persistent CTAs, each
+// walking its share of the (batch, q head, q block of 128 rows) work items (schedule.cuh),
+// and three warpgroups with fixed roles, split by setmaxnreg:
 //   warps 0-3   softmax: one thread per q row, S from tensor memory, P back into it
-//   warps 4-7   correction: rescales O in tensor memory when a row max rose, then the epilogue
+//   warps 4-7   correction: rescales O in tensor memory when a row max rose; the epilogues
 //   warp 8      MMA: one thread issues every tcgen05.mma; owns the tensor-memory allocation
 //   warp 9      load: one thread issues every TMA load (Q, then the K/V ring)
 //   warps 10-11 idle
@@ -17,7 +18,6 @@
 #include <cutlass/arch/barrier.h>
 #include <cutlass/arch/reg_reconfig.h>
 
-#include "cuda/work.cuh"
 #include "sm100a/forward/correction.cuh"
 #include "sm100a/forward/kernel_traits.cuh"
 #include "sm100a/forward/load.cuh"
@@ -47,6 +47,7 @@ CUTE_DEVICE void forward(Params const& params) {
     cute::prefetch_tma_descriptor(params.tma.v.get_tma_descriptor());
     cute::prefetch_tma_descriptor(params.tma.o.get_tma_descriptor());
     Barrier::init(&smem.q_full, 1);
+    Barrier::init(&smem.q_empty, 1);  // the correction thread that stored the item's O
     CUTE_UNROLL
     for (int stage = 0; stage < Config::kStages; ++stage) {
       Barrier::init(&smem.k_full[stage], 1);
@@ -71,19 +72,18 @@ CUTE_DEVICE void forward(Params const& params) {
   ::cuda::ptx::tcgen05_fence_after_thread_sync();
   const uint32_t tmem_base = smem.tmem_base;
 
-  // Each role reads its work itself, after its register split: a value live across
+  // Each role walks the work items itself, after its register split: a value live across
   // setmaxnreg must fit every role's share, and ptxas spills it instead.
   if (warp < kCorrectionWarp0) {
     cutlass::arch::warpgroup_reg_alloc<Config::kSoftmaxRegisters>();
-    softmax<Config>(params, smem, tmem_base, cuda::cta_work<Config>());
+    softmax<Config>(params, smem, tmem_base);
   } else if (warp < kMmaWarp) {
     cutlass::arch::warpgroup_reg_dealloc<Config::kCorrectionRegisters>();
-    correct_and_store<Config>(params, smem, tmem_base, cuda::cta_work<Config>());
+    correct_and_store<Config>(params, smem, tmem_base);
   } else {
     cutlass::arch::warpgroup_reg_dealloc<Config::kOtherRegisters>();
-    if (warp == kMmaWarp) issue_mma<Config>(smem, tmem_base, cuda::cta_work<Config>());
-    if (warp == kLoadWarp && cute::elect_one_sync())
-      load<Config>(params, smem, cuda::cta_work<Config>());
+    if (warp == kMmaWarp) issue_mma<Config>(smem, tmem_base);
+    if (warp == kLoadWarp && cute::elect_one_sync()) load<Config>(params, smem);
   }
 
   ::cuda::ptx::tcgen05_fence_before_thread_sync();

@@ -6,6 +6,7 @@
 //   kBatch, kQHeads, kKvHeads        the shape (int)
 //   kQLen, kKvLen, kHeadDim, kHeadDimV
 //   kBlockQ (128), kBlockKv, kQBlocks, kKvBlocks, kStages, kThreads (384), kPlanRows
+//   kWorkItems (batch * q_heads * q_blocks), kCtas (the persistent grid, <= kWorkItems)
 //   kSoftmaxRegisters, kCorrectionRegisters, kOtherRegisters (uint32_t): the setmaxnreg split
 //   kTmemColumns                     tensor-memory columns the CTA allocates (a power of 2)
 //   kSharedBudget                    kgen's shared-memory budget, bytes
@@ -85,6 +86,7 @@ struct ForwardTraits {
     float row_scale[2][kBlockQ];
     float out_scale[kBlockQ];
     alignas(8) uint64_t q_full;
+    uint64_t q_empty;  // the epilogue stored the item's O from Q's memory (correction -> load)
     uint64_t k_full[kStages];
     uint64_t k_empty[kStages];
     uint64_t v_full[kStages];

@@ -1,6 +1,7 @@
-// The load warp: one elected thread issues every TMA load of the CTA, Q once and then K and V
-// of every listed kv tile into the mbarrier-guarded ring (cuda/kv_ring.cuh), which the MMA
-// thread's tcgen05.commit frees.
+// The load warp: one elected thread issues every TMA load of the CTA, per live work item Q
+// once (after the epilogue of the previous live item released Q's shared memory, which held
+// its O) and then K and V of every listed kv tile into the mbarrier-guarded ring
+// (cuda/kv_ring.cuh), which the MMA thread's tcgen05.commit frees.
 #pragma once
 
 #include <cstdint>
@@ -11,36 +12,40 @@
 #include "cuda/kv_ring.cuh"
 #include "cuda/work.cuh"
 #include "sm100a/forward/kernel_traits.cuh"
+#include "sm100a/forward/schedule.cuh"
 #include "sm100a/forward/sync.cuh"
 
 namespace kgen {
 namespace sm100a {
 
 template <class Config, class Params>
-CUTE_DEVICE void load(Params const& params, typename ForwardTraits<Config>::SharedStorage& smem,
-                      cuda::CtaWork const& work) {
+CUTE_DEVICE void load(Params const& params, typename ForwardTraits<Config>::SharedStorage& smem) {
   using namespace cute;
   using Traits = ForwardTraits<Config>;
   constexpr int kHeadDim = Config::kHeadDim;
   constexpr int kStages = Config::kStages;
-  if (work.tile_count == 0) return;  // nothing to load: the correction warps write zeros
-
   Tensor mQ = params.tma.q.get_tma_tensor(
       make_shape(Config::kQLen, kHeadDim, Config::kQHeads, Config::kBatch));
-  // (128, head_dim, q block)
-  Tensor gQ = local_tile(mQ(_, _, work.head, work.batch), Shape<_128, Int<kHeadDim>>{},
-                         make_coord(_, _0{}));
   Tensor sQ = make_tensor(make_smem_ptr(smem.q.data()), typename Traits::SmemLayoutQTile{});
-  auto [tQgQ, tQsQ] = tma_partition(params.tma.q, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sQ),
-                                    group_modes<0, 2>(gQ));
-  cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&smem.q_full, Traits::kQBytes);
-  copy(params.tma.q.with(smem.q_full), tQgQ(_, work.q_block), tQsQ);
-  cuda::load_kv_ring<Config, Traits>(params, smem, work);
+
+  const ItemCounts end = for_each_work_item<Config>([&](cuda::CtaWork const& work,
+                                                        ItemCounts const& at) {
+    if (work.tile_count == 0) return;  // nothing to load: the correction warps write zeros
+    // (128, head_dim, q block)
+    Tensor gQ = local_tile(mQ(_, _, work.head, work.batch), Shape<_128, Int<kHeadDim>>{},
+                           make_coord(_, _0{}));
+    auto [tQgQ, tQsQ] = tma_partition(params.tma.q, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sQ),
+                                      group_modes<0, 2>(gQ));
+    if (at.live > 0) wait(&smem.q_empty, (at.live - 1) & 1);
+    cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&smem.q_full, Traits::kQBytes);
+    copy(params.tma.q.with(smem.q_full), tQgQ(_, work.q_block), tQsQ);
+    cuda::load_kv_ring<Config, Traits>(params, smem, work, at.tiles);
+  });
 
   // Drain the ring: the MMA thread's last tcgen05.commit to each stage's empty barriers has
   // arrived before the CTA exits (nobody else waits for them; shared memory must outlive them).
   CUTE_NO_UNROLL
-  for (int t = cute::max(work.tile_count - kStages, 0); t < work.tile_count; ++t) {
+  for (int t = cute::max(end.tiles - kStages, 0); t < end.tiles; ++t) {
     wait(&smem.k_empty[t % kStages], (t / kStages) & 1);
     wait(&smem.v_empty[t % kStages], (t / kStages) & 1);
   }

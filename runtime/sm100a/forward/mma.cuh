@@ -2,7 +2,9 @@
 // issue it) and each tcgen05.commit, which arrives on an mbarrier once every product issued
 // before it is done. Per tile t: S(t % 2) = Q K(t)^T, then O += P(t - 1) V(t - 1) once the
 // softmax wrote P(t - 1) and the correction warps rescaled O; so the tensor core computes
-// the next scores while the softmax works on the last ones. One issue site per product: the
+// the next scores while the softmax works on the last ones. Tiles are counted over the CTA's
+// work items (schedule.cuh); the first product of an item's O waits, through P, until the
+// correction warps have read the last item's O. One issue site per product: the
 // SASS holds head_dim / 16 + block_kv / 16 UTCHMMA (docs/sm100a-kernel.md).
 #pragma once
 
@@ -13,6 +15,7 @@
 
 #include "cuda/work.cuh"
 #include "sm100a/forward/kernel_traits.cuh"
+#include "sm100a/forward/schedule.cuh"
 #include "sm100a/forward/sync.cuh"
 #include "sm100a/forward/tmem.cuh"
 
@@ -20,13 +23,12 @@ namespace kgen {
 namespace sm100a {
 
 template <class Config>
-CUTE_DEVICE void issue_mma(typename ForwardTraits<Config>::SharedStorage& smem, uint32_t tmem_base,
-                           cuda::CtaWork const& work) {
+CUTE_DEVICE void issue_mma(typename ForwardTraits<Config>::SharedStorage& smem,
+                           uint32_t tmem_base) {
   using namespace cute;
   using Traits = ForwardTraits<Config>;
   using Element = typename Config::Element;
   constexpr int kStages = Config::kStages;
-  if (work.tile_count == 0) return;
 
   typename ForwardMma<Config>::QK mma_qk;
   typename ForwardMma<Config>::PV mma_pv;
@@ -47,39 +49,43 @@ CUTE_DEVICE void issue_mma(typename ForwardTraits<Config>::SharedStorage& smem, 
   Tensor tStS = tmem_s<Config>(tmem_base);
   Tensor tOtO = tmem_o<Config>(tmem_base + Traits::kTmemO);
 
-  wait(&smem.q_full, 0);
-  CUTE_NO_UNROLL
-  for (int t = 0; t <= work.tile_count; ++t) {
-    if (t < work.tile_count) {  // S(t % 2) = Q K(t)^T
-      const int stage = t % kStages;
-      wait(&smem.k_full[stage], (t / kStages) & 1);
-      tStS.data() = tmem_base + (t % 2 == 0 ? Traits::kTmemS0 : Traits::kTmemS1);
-      mma_qk.accumulate_ = UMMA::ScaleOut::Zero;
-      CUTE_UNROLL
-      for (int kb = 0; kb < size<2>(tSrQ); ++kb) {
-        gemm(mma_qk, tSrQ(_, _, kb), tSrK(_, _, kb, stage), tStS);
-        mma_qk.accumulate_ = UMMA::ScaleOut::One;
+  for_each_work_item<Config>([&](cuda::CtaWork const& work, ItemCounts const& at) {
+    if (work.tile_count == 0) return;
+    wait(&smem.q_full, at.live & 1);
+    CUTE_NO_UNROLL
+    for (int t = 0; t <= work.tile_count; ++t) {
+      if (t < work.tile_count) {  // S(g % 2) = Q K(g)^T, g the CTA's tile count
+        const int g = at.tiles + t;
+        const int stage = g % kStages;
+        wait(&smem.k_full[stage], (g / kStages) & 1);
+        tStS.data() = tmem_base + (g % 2 == 0 ? Traits::kTmemS0 : Traits::kTmemS1);
+        mma_qk.accumulate_ = UMMA::ScaleOut::Zero;
+        CUTE_UNROLL
+        for (int kb = 0; kb < size<2>(tSrQ); ++kb) {
+          gemm(mma_qk, tSrQ(_, _, kb), tSrK(_, _, kb, stage), tStS);
+          mma_qk.accumulate_ = UMMA::ScaleOut::One;
+        }
+        cutlass::arch::umma_arrive(&smem.k_empty[stage]);
+        cutlass::arch::umma_arrive(&smem.s_full[g % 2]);
       }
-      cutlass::arch::umma_arrive(&smem.k_empty[stage]);
-      cutlass::arch::umma_arrive(&smem.s_full[t % 2]);
-    }
-    if (t > 0) {  // O += P(u) V(u), u = t - 1
-      const int u = t - 1;
-      const int stage = u % kStages;
-      wait_for_tmem(&smem.p_full[u % 2], (u / 2) & 1);
-      wait(&smem.v_full[stage], (u / kStages) & 1);
-      tOrP.data() = p_zero + tmem_base + (u % 2 == 0 ? Traits::kTmemS0 : Traits::kTmemS1) +
-                    Traits::kTmemPOffset;
-      mma_pv.accumulate_ = u == 0 ? UMMA::ScaleOut::Zero : UMMA::ScaleOut::One;
-      CUTE_UNROLL
-      for (int kb = 0; kb < size<2>(tOrP); ++kb) {
-        gemm(mma_pv, tOrP(_, _, kb), tOrV(_, _, kb, stage), tOtO);
-        mma_pv.accumulate_ = UMMA::ScaleOut::One;
+      if (t > 0) {  // O += P(u) V(u), u = g - 1; O starts from zero at the item's first tile
+        const int u = at.tiles + t - 1;
+        const int stage = u % kStages;
+        wait_for_tmem(&smem.p_full[u % 2], (u / 2) & 1);
+        wait(&smem.v_full[stage], (u / kStages) & 1);
+        tOrP.data() = p_zero + tmem_base + (u % 2 == 0 ? Traits::kTmemS0 : Traits::kTmemS1) +
+                      Traits::kTmemPOffset;
+        mma_pv.accumulate_ = t == 1 ? UMMA::ScaleOut::Zero : UMMA::ScaleOut::One;
+        CUTE_UNROLL
+        for (int kb = 0; kb < size<2>(tOrP); ++kb) {
+          gemm(mma_pv, tOrP(_, _, kb), tOrV(_, _, kb, stage), tOtO);
+          mma_pv.accumulate_ = UMMA::ScaleOut::One;
+        }
+        cutlass::arch::umma_arrive(&smem.v_empty[stage]);
+        cutlass::arch::umma_arrive(&smem.o_full);
       }
-      cutlass::arch::umma_arrive(&smem.v_empty[stage]);
-      cutlass::arch::umma_arrive(&smem.o_full);
     }
-  }
+  });
 }
 
 }  // namespace sm100a
