@@ -3,7 +3,7 @@
 // Template: templates/sm90a/backward/kernel.cu.tmpl
 // Template: templates/sm90a/backward/block_tables.cu.tmpl
 // Template: templates/sm90a/backward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm90a (sha256 81ca3c7b21af7f0c950cefb309933de2006f07b3fe4b29d085a8efdd56cb5de9)
+// Runtime: runtime/cuda, runtime/sm90a (sha256 a508de91815da4693c9ab8fee62430bf34242efc58eb846a8fbce2b3874c2c34)
 
 // splash_sm90a_backward: attention backward for Hopper (sm_90a) on CUTLASS/CuTe, FlashAttention-3 style.
 //

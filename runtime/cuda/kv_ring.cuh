@@ -15,11 +15,12 @@ namespace cuda {
 
 // `Traits`: kGroup, kKBytes, kVBytes, SmemLayoutK (block_kv, head_dim, stage) and SmemLayoutV
 // (head_dim_v, block_kv, stage), and a SharedStorage with k, v and the barriers k_full,
-// k_empty, v_full, v_empty per stage. `first`: how many tiles the ring carried before this
-// work item (a persistent CTA's earlier items); the stages and phases go on from there.
+// k_empty, v_full, v_empty per stage. Loads the work item's tiles [begin, end); `first`:
+// how many tiles the ring carried before this work item (a persistent CTA's earlier items),
+// so the stages and phases go on from there.
 template <class Config, class Traits, class Params>
 CUTE_DEVICE void load_kv_ring(Params const& params, typename Traits::SharedStorage& smem,
-                              CtaWork const& work, int first) {
+                              CtaWork const& work, int first, int begin, int end) {
   using namespace cute;
   constexpr int kHeadDim = Config::kHeadDim;
   constexpr int kHeadDimV = Config::kHeadDimV;
@@ -45,7 +46,7 @@ CUTE_DEVICE void load_kv_ring(Params const& params, typename Traits::SharedStora
 
   using Barrier = cutlass::arch::ClusterTransactionBarrier;
   CUTE_NO_UNROLL
-  for (int t = 0; t < work.tile_count; ++t) {
+  for (int t = begin; t < end; ++t) {
     const int kv_block = Config::tile_kv(work.tile_begin + t);
     const int ring = first + t;
     const int stage = ring % kStages;

@@ -23,8 +23,8 @@ namespace sm100a {
 
 // Tensor memory is read and written 32 columns at a time (one LDTM.x32 / STTM.x32).
 constexpr int kCorrectionColumns = 32;
-// The correction warpgroup's named barrier: 0 is __syncthreads', which the other roles may
-// reach while these warps are still in their epilogue.
+// The correction warpgroup's named barrier (CUTLASS's NamedBarrier places it past the ids
+// it reserves, so it never meets __syncthreads' barrier 0).
 constexpr int kEpilogueBarrier = 1;
 
 template <class Config>
@@ -49,6 +49,7 @@ CUTE_DEVICE void rescale_o(uint32_t o_address, float scale) {
 template <class Config, class Params>
 CUTE_DEVICE void store_zeros(Params const& params, cuda::CtaWork const& work, int row) {
   using Element = typename Config::Element;
+  static_assert(sizeof(Element) == 2, "a row is head_dim_v / 8 chunks of 16 bytes");
   const int i = work.q_block * Config::kBlockQ + row;
   if (i >= Config::kQLen) return;
   Element* out = static_cast<Element*>(params.out) + work.batch * params.out_strides.batch +

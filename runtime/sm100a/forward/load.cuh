@@ -1,7 +1,7 @@
-// The load warp: one elected thread issues every TMA load of the CTA, per live work item Q
-// once (after the epilogue of the previous live item released Q's shared memory, which held
-// its O) and then K and V of every listed kv tile into the mbarrier-guarded ring
-// (cuda/kv_ring.cuh), which the MMA thread's tcgen05.commit frees.
+// The load warp: one elected thread issues every TMA load of the CTA, per live work item K
+// and V of every listed kv tile into the mbarrier-guarded ring (cuda/kv_ring.cuh), which the
+// MMA thread's tcgen05.commit frees, and Q once, after the ring's first stages and after the
+// epilogue of the previous live item released Q's shared memory (it held that item's O).
 #pragma once
 
 #include <cstdint>
@@ -36,10 +36,14 @@ CUTE_DEVICE void load(Params const& params, typename ForwardTraits<Config>::Shar
                            make_coord(_, _0{}));
     auto [tQgQ, tQsQ] = tma_partition(params.tma.q, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sQ),
                                       group_modes<0, 2>(gQ));
+    // K and V of the first tiles need no Q: they go first, while the last item's epilogue
+    // still holds Q's memory (their ring stages are freed by that item's products alone).
+    const int early = cute::min(work.tile_count, kStages);
+    cuda::load_kv_ring<Config, Traits>(params, smem, work, at.tiles, 0, early);
     if (at.live > 0) wait(&smem.q_empty, (at.live - 1) & 1);
     cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&smem.q_full, Traits::kQBytes);
     copy(params.tma.q.with(smem.q_full), tQgQ(_, work.q_block), tQsQ);
-    cuda::load_kv_ring<Config, Traits>(params, smem, work, at.tiles);
+    cuda::load_kv_ring<Config, Traits>(params, smem, work, at.tiles, early, work.tile_count);
   });
 
   // Drain the ring: the MMA thread's last tcgen05.commit to each stage's empty barriers has

@@ -25,6 +25,8 @@ struct ItemCounts {
 template <class Config, class Body>
 CUTE_DEVICE ItemCounts for_each_work_item(Body&& body) {
   static_assert(Config::kCtas <= Config::kWorkItems, "no CTA without work");
+  static_assert(Config::kWorkItems == Config::kBatch * Config::kQHeads * Config::kQBlocks,
+                "cuda::work_item numbers every (batch, head, q block) once");
   ItemCounts counts{0, 0};
   CUTE_NO_UNROLL
   for (int item = int(blockIdx.x); item < Config::kWorkItems; item += Config::kCtas) {

@@ -147,6 +147,12 @@ struct BackwardColumns {
   static_assert(Config::kDimParts * kDkWidth >= Config::kHeadDim &&
                     Config::kDimParts * kDvWidth >= Config::kHeadDimV && Config::kDimParts <= 2,
                 "the windows cover every column");
+  static_assert(Config::kDimParts == 2 ||
+                    (kDkWidth == Config::kHeadDim && kDvWidth == Config::kHeadDimV),
+                "one part holds every column");
+  static_assert(Config::kDimParts == 1 ||
+                    (Config::kHeadDim % 64 == 0 && Config::kHeadDimV % 64 == 0),
+                "part 1's window starts on a 64-column group");
   static constexpr int kDqChunks = kDkWidth / 64;  // dQ's 64-column chunks in a window
 
   int part;

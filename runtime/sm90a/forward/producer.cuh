@@ -38,7 +38,7 @@ CUTE_DEVICE void produce(Params const& params, typename ForwardTraits<Config>::S
   for (int consumer = 0; consumer < Config::kConsumers; ++consumer)
     copy(params.tma.q.with(smem.q_full), tQgQ(_, work.q_block * Config::kConsumers + consumer),
          tQsQ(_, consumer));
-  cuda::load_kv_ring<Config, Traits>(params, smem, work, 0);
+  cuda::load_kv_ring<Config, Traits>(params, smem, work, 0, 0, work.tile_count);
 }
 
 }  // namespace sm90a
