@@ -106,13 +106,17 @@ Json CudaTarget::plan_json(const Spec& spec, PlanPass pass) const {
   };
 }
 
+void CudaTarget::explain_grid(std::ostream& out, const Spec& spec, const TileShape& tiles) const {
+  out << "    grid [batch, heads, q blocks] = [" << spec.shape.batch << ", " << spec.shape.q_heads << ", "
+      << tiles.q_blocks() << "]\n";
+}
+
 void CudaTarget::explain(std::ostream& out, const Spec& spec) const {
   const GpuTarget& gpu = *(spec.*section_);
   const TileShape tiles = gpu_tile_shape(spec, gpu);
   const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads, tiles);
   out << "\n  " << name_ << ": block_q " << gpu.block_q << ", block_kv " << gpu.block_kv << "\n";
-  out << "    grid [batch, heads, q blocks] = [" << spec.shape.batch << ", " << spec.shape.q_heads << ", "
-      << tiles.q_blocks() << "]\n";
+  explain_grid(out, spec, tiles);
   out << "    live tiles: " << lists.live_tiles_per_batch << " of " << lists.total_tiles_per_batch
       << " per batch element (" << fraction_skipped(lists.live_tiles_per_batch, lists.total_tiles_per_batch)
       << " skipped); " << describe_partial_tiles(partial_tile_mask(spec.masks, lists)) << "\n";

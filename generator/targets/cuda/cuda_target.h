@@ -55,6 +55,9 @@ class CudaTarget : public Target {
   virtual std::vector<KernelPlan> plan_backward(const Spec&, const Tiling&) const { return {}; }
   // Its lines of `kgen explain` for the backward.
   virtual void explain_backward(std::ostream&, const Spec&, const Tiling&) const {}
+  // The launch grid, for `kgen explain`: one CTA per (batch, head, q block) unless the target
+  // says otherwise.
+  virtual void explain_grid(std::ostream& out, const Spec& spec, const TileShape& tiles) const;
 
  private:
   const char* name_;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "memory_budget.h"
+#include "targets/cuda/cuda_target.h"
 #include "targets/cuda/forward_plan.h"
 #include "targets/cuda/source_text.h"
 
@@ -24,6 +25,12 @@ int64_t sm100a_tmem_columns(int64_t block_kv, int64_t head_dim_v) {
 
 int64_t sm100a_mma_per_tile(int64_t head_dim, int64_t block_kv) { return head_dim / 16 + block_kv / 16; }
 
+Sm100aPersistentGrid sm100a_persistent_grid(const Spec& spec) {
+  const TileShape tiles = gpu_tile_shape(spec, *spec.sm100a);
+  const int64_t work_items = spec.shape.batch * spec.shape.q_heads * tiles.q_blocks();
+  return {work_items, std::min(work_items, kSm100aPersistentCtas)};
+}
+
 KernelPlan plan_sm100a_kernel(const Spec& spec) {
   const GpuTarget& gpu = *spec.sm100a;
   const Shape& s = spec.shape;
@@ -39,16 +46,13 @@ KernelPlan plan_sm100a_kernel(const Spec& spec) {
   context["other_registers"] = kSm100aRegisters.other;
   context["rescale_threshold"] = cuda_float_literal(kRescaleThreshold);
 
-  // Persistent CTAs (docs/sm100a-kernel.md, "Persistent CTAs"): the work items are the
-  // (batch, head, q block) of the one-CTA-per-item grid, the grid one dimension of at most
-  // kSm100aPersistentCtas.
-  const int64_t work_items = s.batch * s.q_heads * context["q_blocks"].get<int64_t>();
-  const int64_t ctas = std::min(work_items, kSm100aPersistentCtas);
-  context["work_items"] = work_items;
-  context["ctas"] = ctas;
+  // Persistent CTAs (docs/sm100a-kernel.md, "Persistent CTAs"): a one-dimensional grid.
+  const Sm100aPersistentGrid grid = sm100a_persistent_grid(spec);
+  context["work_items"] = grid.work_items;
+  context["ctas"] = grid.ctas;
   context["persistent"] = true;
   context["grid"] = "Config::kCtas, 1, 1";
-  kernel.interface["entry_points"][0]["launch"]["grid"] = Json{ctas, 1, 1};
+  kernel.interface["entry_points"][0]["launch"]["grid"] = Json{grid.ctas, 1, 1};
   return kernel;
 }
 

@@ -39,6 +39,14 @@ int64_t sm100a_tmem_columns(int64_t block_kv, int64_t head_dim_v);
 // issue site, so the SASS holds exactly this many UTCHMMA.
 int64_t sm100a_mma_per_tile(int64_t head_dim, int64_t block_kv);
 
+// The persistent grid: the work items, one per (batch, head, q block), and the CTAs that
+// walk them, min(work items, kSm100aPersistentCtas).
+struct Sm100aPersistentGrid {
+  int64_t work_items;
+  int64_t ctas;
+};
+Sm100aPersistentGrid sm100a_persistent_grid(const Spec& spec);
+
 KernelPlan plan_sm100a_kernel(const Spec& spec);
 
 }  // namespace kgen

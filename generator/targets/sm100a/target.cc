@@ -1,5 +1,7 @@
 // The sm100a target: FlashAttention-4-class kernels on CUTLASS/CuTe for Blackwell
 // (docs/sm100a-kernel.md). Compiled and inspected only: no Blackwell GPU exists here.
+#include <ostream>
+
 #include "memory_budget.h"
 #include "targets/cuda/cuda_target.h"
 #include "targets/cuda/forward_plan.h"
@@ -22,6 +24,13 @@ class Sm100a final : public CudaTarget {
  protected:
   MemoryBudget smem_budget(const Spec& spec, const GpuTarget& tiles) const override {
     return sm100a_smem_budget(spec, tiles);
+  }
+
+  void explain_grid(std::ostream& out, const Spec& spec, const TileShape& tiles) const override {
+    const Sm100aPersistentGrid grid = sm100a_persistent_grid(spec);
+    out << "    work items [batch, heads, q blocks] = [" << spec.shape.batch << ", " << spec.shape.q_heads << ", "
+        << tiles.q_blocks() << "] = " << grid.work_items << ", walked by " << grid.ctas
+        << " persistent CTAs (docs/sm100a-kernel.md)\n";
   }
 
   void add_rules(const Spec& spec, const Tiling& tiling, TilingRules& rules) const override {
