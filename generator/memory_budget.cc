@@ -4,7 +4,6 @@
 
 #include "block_plan.h"
 #include "spec.h"
-#include "targets/sm90a/backward_plan.h"
 #include "targets/tpu/generations.h"
 
 namespace kgen {
@@ -107,23 +106,6 @@ MemoryBudget sm100a_smem_budget(const Spec& spec, const GpuTarget& target) {
   const int64_t factors = 3 * target.block_q * kF32;
   const int64_t barriers = 8 * (2 + 4 * kGpuKvStages + 3 * 2 + 2) + 4;
   budget.items.back() = {"row factors (softmax to correction), mbarriers", (factors + barriers + 1023) / 1024 * 1024};
-  return budget;
-}
-
-MemoryBudget sm90a_backward_smem_budget(const Spec& spec, const GpuTarget& target) {
-  const int64_t e = dtype_bytes(spec.dtype);
-  const int64_t d = spec.shape.head_dim, dv = spec.shape.head_dim_v;
-  // Every consumer warpgroup stores its own dS^T tile, also the two sharing a kv slot's columns.
-  const int64_t consumers_per_slot = sm90a_backward_parts(spec.shape).count;
-  MemoryBudget budget;
-  budget.items = {
-      {"k tile (reused for the dK store)", target.block_kv * d * e},
-      {"v tile (reused for the dV store)", target.block_kv * dv * e},
-      {"q ring", kGpuKvStages * target.block_q * d * e},
-      {"dout ring", kGpuKvStages * target.block_q * dv * e},
-      {"dS tiles", consumers_per_slot * target.block_kv * target.block_q * e},
-      {"mbarriers", 1024},
-  };
   return budget;
 }
 

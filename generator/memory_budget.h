@@ -37,11 +37,6 @@ MemoryBudget gpu_smem_budget(const Spec& spec, const GpuTarget& target);
 // factors its softmax warpgroup hands to its correction warpgroup (docs/sm100a-kernel.md).
 MemoryBudget sm100a_smem_budget(const Spec& spec, const GpuTarget& target);
 
-// Shared memory of the sm90a backward's main kernel at tiles `target` (docs/sm90a-backward.md):
-// K and V of the kv block, a two-stage Q and dO ring, one 64 x 64 dS tile per consumer
-// warpgroup, and the mbarriers.
-MemoryBudget sm90a_backward_smem_budget(const Spec& spec, const GpuTarget& target);
-
 constexpr int64_t kGpuSmemLimit = 227 * 1024;  // per block, sm90a and sm100a
 constexpr int64_t kGpuKvStages = 2;
 

@@ -37,6 +37,7 @@
 #include "mutation_score.h"
 #include "output_writer.h"
 #include "spec.h"
+#include "targets/target.h"
 #include "tpu_backward_verifier.h"
 #include "tpu_verifier.h"
 #include "tpu_verify_report.h"
@@ -215,7 +216,7 @@ int run(int argc, char** argv) {
   const std::string generated = options.count("--generated") ? options["--generated"] : "generated";
   if (compile_only)
     compile_check(generated + "/" + spec.name + "/" + generated_file_name(spec.name, target, "cu"),
-                  target == "sm90a" ? "sm_90a" : "sm_100a", options["--report"]);
+                  find_target(target)->cuda_arch(), options["--report"]);
   if (target == "sm90a") {
     if (options.count("--generated") || options.count("--max-pairs"))
       throw SpecError(std::string("--generated and --max-pairs: not for the GPU harness, which make cuda builds "

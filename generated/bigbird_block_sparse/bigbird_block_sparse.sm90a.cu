@@ -3,7 +3,7 @@
 // Template: templates/sm90a/forward/kernel.cu.tmpl
 // Template: templates/cuda/forward/block_tables.cu.tmpl
 // Template: templates/cuda/forward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm90a (sha256 a508de91815da4693c9ab8fee62430bf34242efc58eb846a8fbce2b3874c2c34)
+// Runtime: runtime/cuda, runtime/sm90a (sha256 1d55a2696c0b267546d91ba58c2a1ceb8d91834b55333962b22dffb25a51917f)
 
 // bigbird_block_sparse_sm90a: attention forward for Hopper (sm_90a) on CUTLASS/CuTe, FlashAttention-3 style.
 //

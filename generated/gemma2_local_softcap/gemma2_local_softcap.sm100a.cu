@@ -3,7 +3,7 @@
 // Template: templates/sm100a/forward/kernel.cu.tmpl
 // Template: templates/cuda/forward/block_tables.cu.tmpl
 // Template: templates/cuda/forward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm100a (sha256 9d3ed5fc780f8dddfeeb2594b5c5b0794163a2b60ff27c239c0a6f48f204fee9)
+// Runtime: runtime/cuda, runtime/sm100a (sha256 788141bc54999b36fbb37ed4948814adf8a4bfb5d54f399d847473d49fefb55f)
 
 // gemma2_local_softcap_sm100a: attention forward for Blackwell (sm_100a) on CUTLASS/CuTe, FlashAttention-4 style.
 // Compiled and inspected only: no Blackwell GPU has run it (docs/sm100a-kernel.md).

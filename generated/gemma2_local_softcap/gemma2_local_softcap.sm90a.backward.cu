@@ -3,7 +3,7 @@
 // Template: templates/sm90a/backward/kernel.cu.tmpl
 // Template: templates/sm90a/backward/block_tables.cu.tmpl
 // Template: templates/sm90a/backward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm90a (sha256 a508de91815da4693c9ab8fee62430bf34242efc58eb846a8fbce2b3874c2c34)
+// Runtime: runtime/cuda, runtime/sm90a (sha256 1d55a2696c0b267546d91ba58c2a1ceb8d91834b55333962b22dffb25a51917f)
 
 // gemma2_local_softcap_sm90a_backward: attention backward for Hopper (sm_90a) on CUTLASS/CuTe, FlashAttention-3 style.
 //

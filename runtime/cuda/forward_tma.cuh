@@ -26,6 +26,15 @@ inline auto null_gmem() {
 using RowMajorStride = cute::Stride<int64_t, cute::_1, int64_t, int64_t>;
 using ColumnMajorStride = cute::Stride<cute::_1, int64_t, int64_t, int64_t>;
 
+// A caller's tensor as the descriptors see it: (rows, features, head, batch), features
+// contiguous; `s` the launcher header's Strides (row, head and batch, in elements).
+template <class T, class Strides>
+auto row_major_tensor(T* pointer, int rows, int features, int heads, int batch, Strides const& s) {
+  return cute::make_tensor(cute::make_gmem_ptr(pointer),
+                           cute::make_shape(rows, features, heads, batch),
+                           cute::make_stride(s.row, cute::_1{}, s.head, s.batch));
+}
+
 // The descriptors of one kernel: the first member of its Params, passed as a
 // __grid_constant__ parameter so that the TMA unit reads them from parameter memory. `Traits`
 // names Element and the tile layouts SmemLayoutQTile, SmemLayoutKTile, SmemLayoutVTile (V as
@@ -58,21 +67,16 @@ struct ForwardTma {
                          const Strides& k_strides, const void* v, const Strides& v_strides,
                          void* out, const Strides& out_strides) {
     using namespace cute;
-    auto rows = [](const void* pointer, int rows_, int features, int heads, const Strides& s) {
-      return make_tensor(make_gmem_ptr(static_cast<Element const*>(pointer)),
-                         make_shape(rows_, features, heads, Config::kBatch),
-                         make_stride(s.row, _1{}, s.head, s.batch));
-    };
-    Tensor tq = rows(q, Config::kQLen, Config::kHeadDim, Config::kQHeads, q_strides);
-    Tensor tk = rows(k, Config::kKvLen, Config::kHeadDim, Config::kKvHeads, k_strides);
+    Tensor tq = row_major_tensor(static_cast<Element const*>(q), Config::kQLen, Config::kHeadDim,
+                                 Config::kQHeads, Config::kBatch, q_strides);
+    Tensor tk = row_major_tensor(static_cast<Element const*>(k), Config::kKvLen, Config::kHeadDim,
+                                 Config::kKvHeads, Config::kBatch, k_strides);
     Tensor tv =
         make_tensor(make_gmem_ptr(static_cast<Element const*>(v)),
                     make_shape(Config::kHeadDimV, Config::kKvLen, Config::kKvHeads, Config::kBatch),
                     make_stride(_1{}, v_strides.row, v_strides.head, v_strides.batch));
-    Tensor to =
-        make_tensor(make_gmem_ptr(static_cast<Element*>(out)),
-                    make_shape(Config::kQLen, Config::kHeadDimV, Config::kQHeads, Config::kBatch),
-                    make_stride(out_strides.row, _1{}, out_strides.head, out_strides.batch));
+    Tensor to = row_major_tensor(static_cast<Element*>(out), Config::kQLen, Config::kHeadDimV,
+                                 Config::kQHeads, Config::kBatch, out_strides);
     return ForwardTma{make_tma_copy(SM90_TMA_LOAD{}, tq, typename Traits::SmemLayoutQTile{}),
                       make_tma_copy(SM90_TMA_LOAD{}, tk, typename Traits::SmemLayoutKTile{}),
                       make_tma_copy(SM90_TMA_LOAD{}, tv, typename Traits::SmemLayoutVTile{}),

@@ -14,26 +14,16 @@
 namespace kgen {
 namespace {
 
-// The optional operands of a spec, in the order of Params and Arguments: each is one pointer
-// argument of the launcher and one member of the kernel's Params. `checked`: with what the
-// launcher checks its alignment by (the kernel's context; the header only declares them).
+// The spec's optional operands (source_text.h, PointerOperands).
 Json optional_operands(const Spec& spec, bool checked) {
-  Json operands = Json::array();
-  auto add = [&](const char* name, const char* type, const char* element, const char* description) {
-    Json operand = {{"name", name}, {"type", type}, {"description", description}};
-    if (checked) {
-      operand["element"] = element;
-      operand["alignment"] = 4;  // bytes: every optional operand holds 32-bit values
-    }
-    operands.push_back(std::move(operand));
-  };
-  if (spec.lse) add("lse", "float*", "float", "[batch][q_heads][q_len], contiguous; natural log, -inf on empty rows");
+  PointerOperands operands(checked);
+  if (spec.lse) operands.add("lse", "float*", "float", "[batch][q_heads][q_len], contiguous; natural log, -inf on empty rows");
   if (spec.segment_ids) {
-    add("q_segment_ids", "const int32_t*", "int32_t", "[batch][q_len], contiguous");
-    add("kv_segment_ids", "const int32_t*", "int32_t", "[batch][kv_len], contiguous");
+    operands.add("q_segment_ids", "const int32_t*", "int32_t", "[batch][q_len], contiguous");
+    operands.add("kv_segment_ids", "const int32_t*", "int32_t", "[batch][kv_len], contiguous");
   }
-  if (spec.sinks) add("sinks", "const float*", "float", "[q_heads]: one extra logit per head, with no value row");
-  return operands;
+  if (spec.sinks) operands.add("sinks", "const float*", "float", "[q_heads]: one extra logit per head, with no value row");
+  return operands.json();
 }
 
 }  // namespace

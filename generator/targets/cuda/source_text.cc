@@ -75,4 +75,13 @@ std::string hex_number_list(const std::vector<uint32_t>& values) {
   return lay_out(items);
 }
 
+void PointerOperands::add(const char* name, const char* type, const char* element, const char* description) {
+  Json operand = {{"name", name}, {"type", type}, {"description", description}};
+  if (checked_) {
+    operand["element"] = element;
+    operand["alignment"] = 4;
+  }
+  operands_.push_back(std::move(operand));
+}
+
 }  // namespace kgen

@@ -25,6 +25,21 @@ std::string score_formula(const Spec& spec);
 // ("bitmask", "transposed bitmask").
 std::string mask_strategy(PartialTileMask mask, bool segment_ids, const std::string& bitmask);
 
+// The optional pointer operands of a kernel, in the order of its Params and Arguments: each is
+// one pointer argument of the launcher and one member of Params. `checked`: with what the
+// launcher checks its alignment by (the kernel file's context; the header only declares them).
+class PointerOperands {
+ public:
+  explicit PointerOperands(bool checked) : checked_(checked) {}
+  // Every optional operand holds 32-bit values (int32_t or float): 4-byte alignment.
+  void add(const char* name, const char* type, const char* element, const char* description);
+  const Json& json() const { return operands_; }
+
+ private:
+  bool checked_;
+  Json operands_ = Json::array();
+};
+
 // Numbers as the lines of a C++ initializer, "1, 2, 3,\n4, 5": each line at most 94
 // characters, so that with the template's 4-space indent and the closing "};" every line of a
 // table fits the formatter's 100 columns. kgen lays tables out itself (the templates wrap them

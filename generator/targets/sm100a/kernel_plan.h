@@ -11,7 +11,7 @@
 
 namespace kgen {
 
-// One 128-row tcgen05 tile per CTA: a tensor-memory lane per q row.
+// One 128-row tcgen05 tile per work item: a tensor-memory lane per q row.
 constexpr int64_t kSm100aBlockQ = 128;
 // Softmax, correction, and the MMA/load warpgroup.
 constexpr int64_t kSm100aThreads = 384;

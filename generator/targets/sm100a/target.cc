@@ -35,7 +35,7 @@ class Sm100a final : public CudaTarget {
 
   void add_rules(const Spec& spec, const Tiling& tiling, TilingRules& rules) const override {
     rules.require(tiling.block_q == kSm100aBlockQ, "block_q", std::to_string(tiling.block_q),
-                  "128 (one 128-row tcgen05 tile per CTA: a tensor-memory lane per q row)");
+                  "128 (one 128-row tcgen05 tile per work item: a tensor-memory lane per q row)");
     rules.require(tiling.block_kv == 64 || tiling.block_kv == 128, "block_kv", std::to_string(tiling.block_kv),
                   "64 or 128 (a softmax thread holds its row of S in registers, and P is written "
                   "to tensor memory 32 columns at a time)");

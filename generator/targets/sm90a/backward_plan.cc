@@ -14,28 +14,19 @@
 namespace kgen {
 namespace {
 
-// The backward's operands beyond q, k, v, out, dout, lse, dq, dk, dv and the workspace, in
-// the order of Params and Arguments. `checked`: with what the launcher checks their alignment
-// by (the kernel's context; the header only declares them).
+// The backward's operands beyond q, k, v, out, dout, lse, dq, dk, dv and the workspace
+// (source_text.h, PointerOperands).
 Json optional_backward_operands(const Spec& spec, bool checked) {
-  Json operands = Json::array();
-  auto add = [&](const char* name, const char* type, const char* element, const char* description) {
-    Json operand = {{"name", name}, {"type", type}, {"description", description}};
-    if (checked) {
-      operand["element"] = element;
-      operand["alignment"] = 4;  // bytes: every optional operand holds 32-bit values
-    }
-    operands.push_back(std::move(operand));
-  };
+  PointerOperands operands(checked);
   if (spec.segment_ids) {
-    add("q_segment_ids", "const int32_t*", "int32_t", "[batch][q_len], contiguous: the forward's");
-    add("kv_segment_ids", "const int32_t*", "int32_t", "[batch][kv_len], contiguous: the forward's");
+    operands.add("q_segment_ids", "const int32_t*", "int32_t", "[batch][q_len], contiguous: the forward's");
+    operands.add("kv_segment_ids", "const int32_t*", "int32_t", "[batch][kv_len], contiguous: the forward's");
   }
   if (spec.sinks) {
-    add("sinks", "const float*", "float", "[q_heads]: the forward's sinks");
-    add("dsinks", "float*", "float", "[q_heads]: d loss / d sinks, overwritten (summed over batch and rows)");
+    operands.add("sinks", "const float*", "float", "[q_heads]: the forward's sinks");
+    operands.add("dsinks", "float*", "float", "[q_heads]: d loss / d sinks, overwritten (summed over batch and rows)");
   }
-  return operands;
+  return operands.json();
 }
 
 }  // namespace
@@ -108,6 +99,23 @@ TransposedMaskTable transposed_mask_table(const HeadMasks& masks, const QBlockLi
     }
   }
   return table;
+}
+
+MemoryBudget sm90a_backward_smem_budget(const Spec& spec, const GpuTarget& target) {
+  const int64_t e = dtype_bytes(spec.dtype);
+  const int64_t d = spec.shape.head_dim, dv = spec.shape.head_dim_v;
+  // Every consumer warpgroup stores its own dS^T tile, also the two sharing a kv slot's columns.
+  const int64_t consumers_per_slot = sm90a_backward_parts(spec.shape).count;
+  MemoryBudget budget;
+  budget.items = {
+      {"k tile (reused for the dK store)", target.block_kv * d * e},
+      {"v tile (reused for the dV store)", target.block_kv * dv * e},
+      {"q ring", kGpuKvStages * target.block_q * d * e},
+      {"dout ring", kGpuKvStages * target.block_q * dv * e},
+      {"dS tiles", consumers_per_slot * target.block_kv * target.block_q * e},
+      {"mbarriers", 1024},
+  };
+  return budget;
 }
 
 int64_t sm90a_backward_workspace_bytes(const Spec& spec, const GpuTarget& tiles) {

@@ -11,6 +11,7 @@
 
 #include "block_plan.h"
 #include "kernel_plans.h"
+#include "memory_budget.h"
 #include "spec.h"
 
 namespace kgen {
@@ -56,6 +57,11 @@ struct TransposedMaskTable {
   std::vector<int32_t> entry_block;
 };
 TransposedMaskTable transposed_mask_table(const HeadMasks& masks, const QBlockLists& lists);
+
+// Shared memory of the main kernel at tiles `target` (docs/sm90a-backward.md): K and V of the
+// kv block, a two-stage Q and dO ring, one 64 x 64 dS tile per consumer warpgroup, and the
+// mbarriers.
+MemoryBudget sm90a_backward_smem_budget(const Spec& spec, const GpuTarget& target);
 
 // Bytes of the caller's f32 workspace: the dq accumulator and lse, delta per (padded) q row.
 int64_t sm90a_backward_workspace_bytes(const Spec& spec, const GpuTarget& tiles);

@@ -17,14 +17,6 @@ struct BackwardTmaFactory {
   using Traits = BackwardTraits<Config>;
   using Element = typename Config::Element;
 
-  // (rows, features, head, batch), features contiguous.
-  template <class Pointer, class Strides>
-  static auto tensor(Pointer* pointer, int rows, int features, int heads, const Strides& s) {
-    using namespace cute;
-    return make_tensor(make_gmem_ptr(pointer), make_shape(rows, features, heads, Config::kBatch),
-                       make_stride(s.row, _1{}, s.head, s.batch));
-  }
-
   // Q, K and dK move (64, head_dim) tiles; V, dO and dV (64, head_dim_v) ones.
   template <class Arguments>
   static BackwardTma<Config> make(const Arguments& args) {
@@ -32,13 +24,16 @@ struct BackwardTmaFactory {
     auto load = [](auto tile, const void* pointer, int rows, int heads, const auto& strides) {
       return make_tma_copy(
           SM90_TMA_LOAD{},
-          tensor(static_cast<Element const*>(pointer), rows, int(size<1>(tile)), heads, strides),
+          cuda::row_major_tensor(static_cast<Element const*>(pointer), rows, int(size<1>(tile)),
+                                 heads, Config::kBatch, strides),
           tile);
     };
     auto store = [](auto tile, void* pointer, int rows, int heads, const auto& strides) {
       return make_tma_copy(
           SM90_TMA_STORE{},
-          tensor(static_cast<Element*>(pointer), rows, int(size<1>(tile)), heads, strides), tile);
+          cuda::row_major_tensor(static_cast<Element*>(pointer), rows, int(size<1>(tile)), heads,
+                                 Config::kBatch, strides),
+          tile);
     };
     const typename Traits::SmemLayoutK k_tile;
     const typename Traits::SmemLayoutV v_tile;
