@@ -34,17 +34,22 @@ format-check: build
 audit: build
 	$(KGEN) audit $(SPEC)
 
+# The slowest whole-kernel runs (NVIDIA's larger CUTLASS examples on ptxemu) carry the ctest
+# label verify_only: make verify runs them.
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE verify_only
 
 # Regenerates the receipts docs/receipts/<name>.<target>.json of SPEC (default: every spec;
 # docs/receipts.md): each tpu kernel executed on the CPU against the reference, checked by
 # jaxlib's real Mosaic dialect and compiled by libtpu for its spec's TPU generation,
 # deviceless (docs/tpu-deviceless-compile.md); each sm90a kernel compiled for sm_90a and its
-# SASS checked. Commit the receipts with the kernels they describe.
+# SASS checked, and executed on the CPU from its PTX by ptxemu (docs/cuda-emulation.md); then
+# the verify_only tests. Commit the receipts with the kernels they describe.
 verify: build
 	@deps/install.sh libtpu
+	@ninja -C $(BUILD) -j $(JOBS) sm90a_emu_harnesses
 	@KGEN=$(KGEN) verify/write_receipts.sh $(SPEC)
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -L verify_only
 	@.venv-libtpu/bin/python bench/tpu_static_cost.py --no-splash --kgen $(KGEN) \
 	    --check bench/tpu_bundles.json $(TPU_SPECS)
 

@@ -4,7 +4,9 @@
 //   kgen-verify SPEC --target tpu [--generated DIR] [--seed N] [--max-pairs N] [--report FILE] [--root DIR]
 //   kgen-verify SPEC --target tpu --mutants [--filter TEXT] [--sample N] [--jobs N] [--min-score PERCENT] [...]
 //   kgen-verify SPEC --target sm90a|sm100a --compile-only [--generated DIR] [--report FILE] [--root DIR]
-//   kgen-verify SPEC --target sm90a [--seed N] [--receipt FILE] [--root DIR]
+//   kgen-verify SPEC --target sm90a|sm100a [--generated DIR] [--seed N] [--sample auto|all|first-slice] [--report FILE]
+//   kgen-verify SPEC --target sm90a|sm100a --mutants [--min-score PERCENT] [--generated DIR]
+//   kgen-verify SPEC --target sm90a --gpu [--seed N] [--receipt FILE] [--root DIR]
 //
 // The tpu kernel runs on the CPU (for a spec with "backward": true, then its dq and dkv
 // kernels on the forward's out and lse: verify/tpu_backward_verifier.h); with --mutants, so
@@ -12,13 +14,18 @@
 // (verify/mutation_score.h), and the exit status says whether enough were rejected. With
 // --compile-only the sm90a (sm100a) kernel is compiled for sm_90a (sm_100a) and its SASS inspected
 // (verify/cuda/compile_check.py): no GPU is needed, none is used. An sm100a kernel is only
-// ever compiled: no Blackwell GPU exists here to run it.
-// Without it, the kernel's GPU harness (built by `make cuda` from generated/ and
-// tests/cuda/specs) runs it on the current GPU against the reference. --report writes the
+// run on ptxemu: no Blackwell GPU exists here.
+// Without --compile-only, a CUDA kernel (and its backward, where generated) executes on the CPU
+// from its own PTX on ptxemu, the emulator of verify/cuda/emu, driven by kgen's GPU harness
+// linked with the emulator's runtime stand-in (verify/cuda/emulate.py; docs/cuda-emulation.md);
+// with --mutants, so do its synchronization mutants (verify/cuda/sync_mutants.py). --gpu runs
+// the GPU harness (built by `make cuda`) on the current GPU instead. --report writes the
 // check's facts as JSON for the kernel's receipt (`kgen receipt add`, docs/receipts.md).
 //
 // Exit status: 0 the kernel matches, 1 it does not (or does not compile), 2 bad
 // arguments or spec.
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -53,19 +60,68 @@ const char kUsage[] =
     "usage: kgen verify SPEC --target tpu [--generated DIR] [--seed N] [--max-pairs N] [--report FILE] [--root DIR]\n"
     "       kgen verify SPEC --target tpu --mutants [--filter TEXT] [--sample N] [--jobs N] [--min-score PERCENT] [same options]\n"
     "       kgen verify SPEC --target sm90a|sm100a --compile-only [--generated DIR] [--report FILE] [--root DIR]\n"
-    "       kgen verify SPEC --target sm90a [--seed N] [--receipt FILE] [--root DIR]   (on a GPU, after make cuda)\n";
+    "       kgen verify SPEC --target sm90a|sm100a [--generated DIR] [--seed N] [--sample auto|all|first-slice] "
+    "[--report FILE]   (on the CPU emulator)\n"
+    "       kgen verify SPEC --target sm90a|sm100a --mutants [--min-score PERCENT] [--generated DIR]\n"
+    "       kgen verify SPEC --target sm90a --gpu [--seed N] [--receipt FILE] [--root DIR]   (on a GPU, after make cuda)\n";
 
-// Replaces this process with the compile-only check of one CUDA kernel for `arch` ("sm_90a",
-// "sm_100a"), writing its facts to `report` when not empty.
-[[noreturn]] void compile_check(const std::string& kernel, const char* arch, const std::string& report) {
-  std::vector<const char*> argv = {KGEN_PYTHON,          KGEN_COMPILE_CHECK, kernel.c_str(),        "--nvcc",
-                                   KGEN_NVCC,            "--cutlass-include", KGEN_CUTLASS_INCLUDE, "--runtime-include",
-                                   KGEN_RUNTIME_INCLUDE, "--cuobjdump",      KGEN_CUOBJDUMP,       "--arch",
-                                   arch};
-  if (!report.empty()) argv.insert(argv.end(), {"--report", report.c_str()});
+// argv for exec and spawn: the arguments' characters, then a null.
+std::vector<char*> c_arguments(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  ::execv(KGEN_PYTHON, const_cast<char* const*>(argv.data()));
-  throw std::runtime_error(std::string("cannot run ") + KGEN_PYTHON + " (make deps creates it)");
+  return argv;
+}
+
+// Runs a program to its end; its exit status (127 when it cannot start).
+int run_program(const std::vector<std::string>& args) {
+  std::vector<char*> argv = c_arguments(args);
+  pid_t pid = 0;
+  if (::posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return 127;
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+// The compile-only check of a spec's kernels: the forward, and the backward where generated;
+// with both, the report holds each one's facts.
+int compile_checks(const Spec& spec, const std::string& generated, const Target& target, const std::string& report) {
+  std::vector<std::pair<std::string, std::string>> kernels = {
+      {"forward", generated + "/" + spec.name + "/" + generated_file_name(spec.name, target.name(), "cu")}};
+  const std::string backward = generated + "/" + spec.name + "/" + generated_file_name(spec.name, target.name(), "cu", "backward");
+  if (spec.backward && std::filesystem::exists(backward)) kernels.emplace_back("backward", backward);
+  Json facts = Json::object();
+  bool passed = true;
+  for (const auto& [role, kernel] : kernels) {
+    const std::string part = report.empty() ? "" : report + "." + role;
+    std::vector<std::string> args = {KGEN_PYTHON,          KGEN_COMPILE_CHECK, kernel,        "--nvcc",
+                                     KGEN_NVCC,            "--cutlass-include", KGEN_CUTLASS_INCLUDE, "--runtime-include",
+                                     KGEN_RUNTIME_INCLUDE, "--cuobjdump",      KGEN_CUOBJDUMP, "--arch",
+                                     target.cuda_arch()};
+    if (!part.empty()) args.insert(args.end(), {"--report", part});
+    const int status = run_program(args);
+    if (status == 2 || status == 127) return 2;
+    passed = passed && status == 0;
+    if (!part.empty() && std::filesystem::exists(part)) {
+      std::ifstream in(part);
+      facts[role] = Json::parse(in);
+      std::filesystem::remove(part);
+    }
+  }
+  if (!report.empty()) {
+    // One kernel: its facts as they are; with a backward, both under their roles.
+    Json out = kernels.size() == 1 ? facts["forward"] : facts;
+    if (kernels.size() > 1) out["passed"] = passed;
+    write_atomically(report, out.dump(2) + "\n");
+  }
+  return passed ? 0 : 1;
+}
+
+// Replaces this process with `args` (a tool of verify/cuda).
+[[noreturn]] void exec_tool(const std::vector<std::string>& args) {
+  std::vector<char*> argv = c_arguments(args);
+  ::execv(argv[0], argv.data());
+  throw std::runtime_error("cannot run " + args.front() + " (make deps creates it)");
 }
 
 // Replaces this process with the GPU harness of one sm90a kernel, which prints its own
@@ -175,6 +231,8 @@ int run(int argc, char** argv) {
       compile_only = true;
     } else if (arg == "--mutants") {
       mutants = true;
+    } else if (arg == "--gpu") {
+      options["--gpu"] = "";
     } else if (arg == "--target" || arg == "--generated" || arg == "--seed" || arg == "--max-pairs" || arg == "--root" ||
                arg == "--receipt" || arg == "--report" || arg == "--sample" || arg == "--jobs" || arg == "--min-score" ||
                arg == "--filter") {
@@ -194,19 +252,20 @@ int run(int argc, char** argv) {
   if (compile_only && target == "tpu")
     throw SpecError(std::string("--compile-only: only for --target sm90a or sm100a (a tpu kernel runs on the CPU)\n") +
                     kUsage);
-  if (target == "sm100a" && !compile_only)
-    throw SpecError(std::string("--target sm100a: needs --compile-only (no Blackwell GPU exists here to run it)\n") +
-                    kUsage);
-  if (mutants && target != "tpu")
-    throw SpecError(std::string("--mutants: only for --target tpu (the kernel and its mutants run on the CPU)\n") + kUsage);
-  for (const char* option : {"--sample", "--jobs", "--min-score", "--filter"})
-    if (options.count(option) && !mutants) throw SpecError(std::string(option) + ": only with --mutants\n" + kUsage);
-  if (options.count("--receipt") && (target != "sm90a" || compile_only))
-    throw SpecError(std::string("--receipt: only for the GPU harness (--target sm90a without --compile-only)\n") + kUsage);
+  const bool cuda = target != "tpu";
+  if (options.count("--gpu") && target != "sm90a")
+    throw SpecError(std::string("--gpu: only for --target sm90a (no Blackwell GPU exists here)\n") + kUsage);
+  for (const char* option : {"--sample", "--jobs", "--filter"})
+    if (options.count(option) && !mutants && !(cuda && std::string(option) == "--sample"))
+      throw SpecError(std::string(option) + ": only with --mutants\n" + kUsage);
+  if (options.count("--min-score") && !mutants) throw SpecError(std::string("--min-score: only with --mutants\n") + kUsage);
+  if (options.count("--receipt") && !options.count("--gpu"))
+    throw SpecError(std::string("--receipt: only for the GPU harness (--target sm90a --gpu)\n") + kUsage);
   if (options.count("--report") && mutants)
     throw SpecError(std::string("--report: not with --mutants, which prints its score\n") + kUsage);
-  if (options.count("--report") && target == "sm90a" && !compile_only)
+  if (options.count("--report") && options.count("--gpu"))
     throw SpecError(std::string("--report: not for the GPU harness, whose --receipt writes its facts\n") + kUsage);
+  if (options.count("--seed")) parse_count("--seed", options["--seed"]);  // refused here, not by the tools
 
   const std::string root = options.count("--root") ? options["--root"] : KGEN_PROJECT_ROOT;
   const Spec spec = load_spec(specs.front(), root);
@@ -214,18 +273,37 @@ int run(int argc, char** argv) {
   if (std::find(targets.begin(), targets.end(), target) == targets.end())
     throw SpecError(specs.front() + ": targets: found no \"" + target + "\", expected the target to verify");
   const std::string generated = options.count("--generated") ? options["--generated"] : "generated";
-  if (compile_only)
-    compile_check(generated + "/" + spec.name + "/" + generated_file_name(spec.name, target, "cu"),
-                  find_target(target)->cuda_arch(), options["--report"]);
-  if (target == "sm90a") {
+  if (compile_only) return compile_checks(spec, generated, *find_target(target), options["--report"]);
+  if (options.count("--gpu")) {
     if (options.count("--generated") || options.count("--max-pairs"))
       throw SpecError(std::string("--generated and --max-pairs: not for the GPU harness, which make cuda builds "
                                   "from generated/ and checks every output\n") + kUsage);
-    if (options.count("--seed")) parse_count("--seed", options["--seed"]);  // refused here, not by the harness
     std::map<std::string, std::string> passed;
     for (const char* option : {"--seed", "--receipt"})
       if (options.count(option)) passed[option] = options[option];
     run_sm90a_harness(specs.front(), spec, passed);
+  }
+  if (cuda && mutants) {
+    // The forward's synchronization mutants, then the backward's (where generated).
+    std::vector<std::pair<std::string, std::string>> subjects = {
+        {std::string(KGEN_SM90A_HARNESS_DIR) + "/" + target + "_emu_run_" + spec.name, "forward_kernel"}};
+    if (spec.backward && target == "sm90a")
+      subjects.emplace_back(std::string(KGEN_SM90A_HARNESS_DIR) + "/sm90a_emu_backward_run_" + spec.name, "_backward");
+    int status = 0;
+    for (const auto& [harness, module] : subjects) {
+      std::vector<std::string> args = {KGEN_PYTHON, KGEN_SYNC_MUTANTS, harness, specs.front(), "--module", module};
+      if (options.count("--min-score"))
+        args.insert(args.end(), {"--min-score", format("%g", std::stod(options["--min-score"]) / 100.0)});
+      status = std::max(status, run_program(args));
+    }
+    return status;
+  }
+  if (cuda) {
+    std::vector<std::string> args = {KGEN_PYTHON, KGEN_EMULATE, specs.front(), "--target", target, "--harness-dir",
+                                     KGEN_SM90A_HARNESS_DIR, "--generated", generated};
+    for (const char* option : {"--seed", "--sample", "--report"})
+      if (options.count(option)) args.insert(args.end(), {option, options[option]});
+    exec_tool(args);
   }
   TpuVerifyOptions verify;
   if (options.count("--seed")) verify.seed = static_cast<uint64_t>(parse_count("--seed", options["--seed"]));

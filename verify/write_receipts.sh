@@ -6,6 +6,10 @@
 #                                             on the CPU (kgen verify), the real-dialect check,
 #                                             libtpu's deviceless compile for its generation;
 #                                             its sm90a and sm100a kernels' nvcc + SASS checks
+#                                             and their runs on ptxemu, the CPU emulator
+#                                             (cpu_emulation; never a hardware run)
+#   verify/write_receipts.sh --only TARGET SPEC...  the same for one target's checks only (tpu,
+#                                             sm90a or sm100a)
 #   verify/write_receipts.sh --gpu SPEC...    `make verify-gpu`, on a GPU machine that builds
 #                                             kgen: each sm90a kernel run by its GPU harness
 #   verify/write_receipts.sh --gpu-runs DIR   here, after `verify/cuda/run_on_gpu.sh run` ran on
@@ -64,9 +68,17 @@ print(spec["name"], {"v7": "tpu7x"}.get(generation, generation), "sm90a" in targ
 PY
 }
 
+only=
+if [ "${1:-}" = --only ]; then
+  only=${2:-}
+  case $only in tpu|sm90a|sm100a) shift 2 ;; *) sed -n '5,15p' "$0" >&2; exit 2 ;; esac
+fi
+# wanted TARGET: whether this run records TARGET's checks.
+wanted() { [ -z "$only" ] || [ "$only" = "$1" ]; }
+
 case "${1:-}" in
   --gpu-runs)
-    [ $# -eq 2 ] && [ -d "$2" ] || { sed -n '5,13p' "$0" >&2; exit 2; }
+    [ $# -eq 2 ] && [ -d "$2" ] || { sed -n '5,15p' "$0" >&2; exit 2; }
     for run in "$2"/*.json; do
       name=$(basename "$run" .json)
       # The feature specs of tests/cuda/specs run too; their kernels are not checked in.
@@ -77,16 +89,16 @@ case "${1:-}" in
     ;;
   --gpu)
     shift
-    (($#)) || { sed -n '5,13p' "$0" >&2; exit 2; }
+    (($#)) || { sed -n '5,15p' "$0" >&2; exit 2; }
     for spec in "$@"; do
       read -r name generation sm90a sm100a < <(spec_facts "$spec") || { status=1; continue; }
       [ "$sm90a" = True ] || continue
-      record "$spec" sm90a gpu "$kgen" verify "$spec" --target sm90a --receipt "$facts/gpu.json"
+      record "$spec" sm90a gpu "$kgen" verify "$spec" --target sm90a --gpu --receipt "$facts/gpu.json"
     done
     exit $status
     ;;
   ""|-*)
-    sed -n '5,13p' "$0" >&2
+    sed -n '5,15p' "$0" >&2
     exit 2
     ;;
 esac
@@ -127,18 +139,20 @@ PY
 
 for spec in "$@"; do
   read -r name generation sm90a sm100a < <(spec_facts "$spec") || { status=1; continue; }
-  if [ "$generation" != - ]; then
+  if [ "$generation" != - ] && wanted tpu; then
     record "$spec" tpu cpu_execution "$kgen" verify "$spec" --target tpu --report "$facts/cpu_execution.json"
     record "$spec" tpu mosaic_dialect each_module mosaic_dialect "$python" tests/mosaic_dialect/check_real_mosaic.py \
       MODULE --operands OPERANDS --quiet --report REPORT
     record "$spec" tpu libtpu_compile each_module libtpu_compile libtpu_compile MODULE --operands OPERANDS \
       --target "$generation" --no-checks --report REPORT
   fi
-  if [ "$sm90a" = True ]; then
+  if [ "$sm90a" = True ] && wanted sm90a; then
     record "$spec" sm90a nvcc_sass "$kgen" verify "$spec" --target sm90a --compile-only --report "$facts/nvcc_sass.json"
+    record "$spec" sm90a cpu_emulation "$kgen" verify "$spec" --target sm90a --report "$facts/cpu_emulation.json"
   fi
-  if [ "$sm100a" = True ]; then  # compiled and inspected only: no Blackwell GPU exists here
+  if [ "$sm100a" = True ] && wanted sm100a; then  # no Blackwell GPU exists here: compiled, and run on ptxemu
     record "$spec" sm100a nvcc_sass "$kgen" verify "$spec" --target sm100a --compile-only --report "$facts/nvcc_sass.json"
+    record "$spec" sm100a cpu_emulation "$kgen" verify "$spec" --target sm100a --report "$facts/cpu_emulation.json"
   fi
 done
 exit $status

@@ -114,13 +114,17 @@ TEST(KgenSubcommands, VerifyRefusesBadArgumentsWithStatus2) {
   EXPECT_EQ(tpu_compile_only.status, 2) << tpu_compile_only.output;
   EXPECT_NE(tpu_compile_only.output.find("--compile-only: only for --target sm90a or sm100a"), std::string::npos)
       << tpu_compile_only.output;
-  // No Blackwell GPU exists here: an sm100a kernel is compiled and inspected, never run.
-  const Result blackwell_run = run(KGEN_SOURCE_DIR, "verify specs/splash.json --target sm100a");
-  EXPECT_EQ(blackwell_run.status, 2) << blackwell_run.output;
-  EXPECT_NE(blackwell_run.output.find("needs --compile-only (no Blackwell GPU"), std::string::npos)
-      << blackwell_run.output;
-  const Result gpu_elsewhere = run(KGEN_SOURCE_DIR, "verify specs/splash.json --target sm90a --generated x");
+  // No Blackwell GPU exists here: an sm100a kernel is compiled, and run only on ptxemu.
+  const Result blackwell_gpu = run(KGEN_SOURCE_DIR, "verify specs/splash.json --target sm100a --gpu");
+  EXPECT_EQ(blackwell_gpu.status, 2) << blackwell_gpu.output;
+  EXPECT_NE(blackwell_gpu.output.find("--gpu: only for --target sm90a (no Blackwell GPU"), std::string::npos)
+      << blackwell_gpu.output;
+  const Result gpu_elsewhere = run(KGEN_SOURCE_DIR, "verify specs/splash.json --target sm90a --gpu --generated x");
   EXPECT_EQ(gpu_elsewhere.status, 2) << gpu_elsewhere.output;
+  const Result report_of_gpu = run(KGEN_SOURCE_DIR, "verify specs/splash.json --target sm90a --gpu --report r.json");
+  EXPECT_EQ(report_of_gpu.status, 2) << report_of_gpu.output;
+  const Result score_without_mutants = run(KGEN_SOURCE_DIR, "verify specs/splash.json --target sm90a --min-score 90");
+  EXPECT_EQ(score_without_mutants.status, 2) << score_without_mutants.output;
   const Result receipt_on_cpu = run(KGEN_SOURCE_DIR, "verify specs/splash.json --target tpu --receipt r.json");
   EXPECT_EQ(receipt_on_cpu.status, 2) << receipt_on_cpu.output;
   EXPECT_FALSE(fs::exists(fs::path(KGEN_SOURCE_DIR) / "r.json"));

@@ -71,11 +71,17 @@ TEST_F(ReceiptCli, AddingTheSameFactsAgainRewritesNothing) {
   EXPECT_EQ(kgen::read_text_file((root_ / "docs/receipts/splash.tpu.json").string()).value(), before);
 }
 
-TEST_F(ReceiptCli, AGpuRunIsRecordedBesideTheCompileCheck) {
+TEST_F(ReceiptCli, AGpuRunIsRecordedBesideTheCompileCheckAndTheEmulation) {
   add("sm90a", "gpu");  // optional: only when a GPU was lent
   EXPECT_EQ(check().status, 0);
   const kgen::Json receipt = kgen::read_receipt((root_ / "docs/receipts/splash.sm90a.json").string()).value();
-  EXPECT_EQ(receipt["checks"].size(), 2u) << receipt.dump(2);
+  EXPECT_EQ(receipt["checks"].size(), 3u) << receipt.dump(2);
+}
+
+TEST_F(ReceiptCli, AnSm90aReceiptCoversTheBackwardFiles) {
+  const kgen::Json receipt = kgen::read_receipt((root_ / "docs/receipts/splash.sm90a.json").string()).value();
+  EXPECT_TRUE(receipt["files"].contains("splash.sm90a.backward.cu")) << receipt.dump(2);
+  EXPECT_TRUE(receipt["files"].contains("splash.sm90a.backward.h")) << receipt.dump(2);
 }
 
 TEST_F(ReceiptCli, AKernelWithOneByteChangedIsStale) {
@@ -127,7 +133,8 @@ TEST_F(ReceiptCli, ExplainShowsEachKernelsReceiptStatus) {
   ASSERT_EQ(result.status, 0) << result.output;
   EXPECT_NE(result.output.find("    tpu: current (cpu_execution passed, libtpu_compile passed, mosaic_dialect passed)"),
             std::string::npos) << result.output;
-  EXPECT_NE(result.output.find("    sm90a: stale (nvcc_sass passed); splash.sm90a.cu changed"), std::string::npos)
+  EXPECT_NE(result.output.find("    sm90a: stale (cpu_emulation passed, nvcc_sass passed); splash.sm90a.cu changed"),
+            std::string::npos)
       << result.output;
   EXPECT_NE(result.output.find("    sm100a: current (nvcc_sass passed)"), std::string::npos) << result.output;
 }
@@ -139,7 +146,7 @@ TEST_F(ReceiptCli, BadArgumentsExitWith2) {
         "receipt add specs/splash.json --target sm100a --check gpu --facts facts.json",
         "receipt add specs/splash.json --target tpu --check cpu_execution --facts missing.json",
         "receipt check specs/splash.json", "receipt check --target tpu",
-        "verify specs/splash.json --target sm90a --report r.json"}) {
+        "verify specs/splash.json --target sm90a --gpu --report r.json"}) {
     const Result result = run(root_, arguments + " --root .");
     EXPECT_EQ(result.status, 2) << arguments << "\n" << result.output;
   }

@@ -31,11 +31,14 @@ TEST(Receipts, RulesCoverKernelAndCompanionFiles) {
   EXPECT_EQ(kTpu.backward_file_suffixes, (std::vector<std::string>{".tpu.dq.mlir", ".tpu.dq.operands.json", ".tpu.dkv.mlir",
                                                                    ".tpu.dkv.operands.json"}));
   EXPECT_EQ(receipt_rule("sm90a")->file_suffixes, (std::vector<std::string>{".sm90a.cu", ".sm90a.h"}));
+  EXPECT_EQ(receipt_rule("sm90a")->backward_file_suffixes,
+            (std::vector<std::string>{".sm90a.backward.cu", ".sm90a.backward.h"}));
+  EXPECT_EQ(receipt_rule("sm90a")->required, (std::vector<std::string>{"nvcc_sass", "cpu_emulation"}));
   EXPECT_EQ(receipt_rule("sm90a")->optional, std::vector<std::string>{"gpu"});
-  // No Blackwell GPU exists here: an sm100a receipt holds the compile check alone.
+  // No Blackwell GPU exists here: an sm100a kernel is compiled, and run on ptxemu where it could.
   EXPECT_EQ(receipt_rule("sm100a")->file_suffixes, (std::vector<std::string>{".sm100a.cu", ".sm100a.h"}));
   EXPECT_EQ(receipt_rule("sm100a")->required, std::vector<std::string>{"nvcc_sass"});
-  EXPECT_TRUE(receipt_rule("sm100a")->optional.empty());
+  EXPECT_EQ(receipt_rule("sm100a")->optional, std::vector<std::string>{"cpu_emulation"});
   EXPECT_EQ(receipt_rule("sm100a")->runtime, (std::vector<std::string>{"cuda", "sm100a"}));
 }
 

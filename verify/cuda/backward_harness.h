@@ -43,6 +43,9 @@ struct BackwardHarnessOptions {
   // Every `row_stride`-th row of dq, dk and dv is compared (and the last block's rows), over
   // the first and the last (batch, kv head) group; 1: every row of every group.
   int64_t row_stride = 7;
+  // Only the first (batch, kv head) group, and dsinks of its heads: what a run of a sample of
+  // CTAs produces completely (verify/cuda/emulate.py).
+  bool first_group_only = false;
   int bench_iterations = 0;  // > 0: also time the backward (median of this many runs)
   std::string receipt_path;  // non-empty: the run's facts as JSON
   std::string command;

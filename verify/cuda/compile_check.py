@@ -12,6 +12,8 @@ user would build it, then fails when
   * nvcc or ptxas prints a warning (generated kernels compile cleanly);
   * the SASS (cuobjdump -sass) has LDL/STL (local memory) instructions;
   * sm_90a: the SASS has no HGMMA instruction (the kernel is off the wgmma path);
+  * with --ptxemu-decode, the CPU emulator (verify/cuda/emu) does not implement an instruction
+    of the kernel's PTX (the object carries its PTX beside the SASS);
   * sm_100a: the SASS has not exactly the UTCHMMA (tcgen05.mma) count the kernel's header
     promises ("N tcgen05.mma per tile": one issue site per instruction), or no UTCBAR
     (tcgen05.commit), LDTM/STTM (tensor-memory loads and stores) or UTMALDG (TMA loads), or
@@ -69,7 +71,9 @@ def nvcc_command(args, source, obj):
     compute = "compute_" + arch.split("_", 1)[1]
     return [
         args.nvcc,
-        "-gencode", f"arch={compute},code={arch}",
+        # SASS for the checks below, and the PTX beside it (what -arch=sm_90a embeds too),
+        # uncompressed, so that the same object runs on ptxemu (verify/cuda/emu).
+        "-gencode", f"arch={compute},code=[{arch},{compute}]", "--no-compress",
         "-O3", "-DNDEBUG", "-std=c++17", "--expt-relaxed-constexpr",
         "-I", os.path.abspath(args.cutlass_include),
         "-I", os.path.abspath(args.runtime_include),
@@ -239,6 +243,21 @@ def compile_cached(args, command, text, obj):
     return build.returncode, log, False
 
 
+def ptxemu_failures(args, obj):
+    """The object's PTX decoded by ptxemu (verify/cuda/emu) as a launch would: every instruction
+    the kernel uses must be one the CPU emulator implements."""
+    with tempfile.TemporaryDirectory() as folder:
+        extract = subprocess.run([args.cuobjdump, "-xptx", "all", os.path.abspath(obj)], cwd=folder,
+                                 capture_output=True, text=True)
+        ptx = [os.path.join(folder, f) for f in sorted(os.listdir(folder)) if f.endswith(".ptx")]
+        if extract.returncode != 0 or not ptx:
+            return ["no PTX in the object for ptxemu (cuobjdump -xptx found none)"]
+        decode = subprocess.run([args.ptxemu_decode] + ptx, capture_output=True, text=True)
+    if decode.returncode != 0:
+        return ["ptxemu cannot run the kernel: " + (decode.stderr.strip() or decode.stdout.strip())]
+    return []
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("kernel")
@@ -253,6 +272,7 @@ def main():
                         help="sm_90a: a kernel without HGMMA passes (the planted-defect tests' own kernels)")
     parser.add_argument("--object", help="keep the compiled object here")
     parser.add_argument("--report", help="write the findings as JSON here")
+    parser.add_argument("--ptxemu-decode", help="also fail when ptxemu (this ptxemu-decode) lacks an instruction of the kernel")
     args = parser.parse_args()
 
     name = os.path.basename(args.kernel)
@@ -342,6 +362,8 @@ def main():
         if blackwell:
             tcgen05 = {fact: len(re.findall(pattern, sass)) for fact, pattern in SM100A_FACTS.items()}
             failures += sm100a_failures(tcgen05, expected_utchmma, hgmma)
+        if args.ptxemu_decode:
+            failures += ptxemu_failures(args, obj)
 
     registers = max((fn["registers"] or 0 for fn in functions), default=0)
     # The command as a user would type it: no paths of this machine.

@@ -38,7 +38,8 @@ std::string launch_backward(const kgen::sm90a::BackwardTensors& t, cudaStream_t 
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s SPEC.json [--seed N] [--row-stride N] [--bench N] [--receipt FILE]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s SPEC.json [--seed N] [--row-stride N] [--first-group 1] [--bench N] [--receipt FILE]\n",
+                 argv[0]);
     return 2;
   }
   kgen::sm90a::BackwardHarnessOptions options;
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
     if (flag == "--receipt") options.receipt_path = argv[k + 1];
     else if (flag == "--seed") options.seed = static_cast<uint64_t>(value);
     else if (flag == "--row-stride" && value > 0) options.row_stride = value;
+    else if (flag == "--first-group") options.first_group_only = value != 0;
     else if (flag == "--bench") options.bench_iterations = static_cast<int>(value);
     else {
       std::fprintf(stderr, "unknown option %s\n", flag.c_str());

@@ -25,9 +25,12 @@ class Sm90a final : public CudaTarget {
     return {plan_sm90a_backward_kernel(spec, GpuTarget{tiling.block_q, tiling.block_kv, std::nullopt})};
   }
 
-  // The kernel, the launcher header and the runtime headers it is compiled with.
+  // The kernel, the launcher header, the backward's (where generated) and the runtime headers
+  // they are compiled with; compiled and inspected (nvcc_sass), executed on ptxemu
+  // (cpu_emulation); run on a GPU only where one was lent (gpu).
   std::optional<ReceiptRule> receipt_rule() const override {
-    return ReceiptRule{{".sm90a.cu", ".sm90a.h"}, {"nvcc_sass"}, {"gpu"}, runtime_folders()};
+    return ReceiptRule{{".sm90a.cu", ".sm90a.h"}, {"nvcc_sass", "cpu_emulation"}, {"gpu"}, runtime_folders(),
+                       {".sm90a.backward.cu", ".sm90a.backward.h"}};
   }
 
  protected:

@@ -1,0 +1,266 @@
+// tcgen05 on the emulator: a 128 x 16 x 16 bf16 product through tensor memory gives the right
+// numbers, and each of its hazards, planted into the same kernel, is reported.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "core/device.h"
+#include "core/numbers.h"
+#include "run_ptx.h"
+#include "tensor/umma.h"
+
+namespace kgen::emu::testing {
+namespace {
+
+// The defects a kernel variant plants (all false: a correct kernel).
+struct Plant {
+  bool no_wait = false;          // the readers skip the commit's mbarrier (which also expects 2 arrivals)
+  bool no_wait_ld = false;       // the readers use the tcgen05.ld registers without tcgen05.wait::ld
+  bool wrong_quarter = false;    // warp w loads lanes of warp w + 1's quarter
+  bool no_dealloc = false;       // the CTA exits holding its columns
+  bool over_allocate = false;    // warp 0 allocates 512 columns and then 32 more
+  bool no_after_fence = false;   // the readers skip tcgen05.fence::after_thread_sync after the wait
+  bool no_before_fence = false;  // the readers skip tcgen05.fence::before_thread_sync before the final bar.sync
+  bool no_proxy_fence = false;   // the operands' generic stores are not published by fence.proxy.async
+};
+
+constexpr int kM = 128, kN = 16, kK = 16;
+constexpr uint32_t kABytes = kM * kK * 2, kBBytes = kN * kK * 2;
+constexpr uint32_t kSlot = kABytes + kBBytes;  // the allocated address
+constexpr uint32_t kMbar = kSlot + 8;
+
+// No-swizzle K-major canonical layout: 8 x 16-byte core matrices, LBO 128 between the two K
+// halves, SBO 256 between groups of 8 rows.
+uint32_t operand_offset(int mn, int k) { return (mn / 8) * 256 + (mn % 8) * 16 + (k / 8) * 128 + (k % 8) * 2; }
+
+std::string kernel(const Plant& p) {
+  std::string regs = "{";
+  for (int j = 0; j < kN; ++j) regs += (j ? ", %v" : "%v") + std::to_string(j);
+  regs += "}";
+  std::string stores;
+  for (int j = 0; j < kN; ++j) stores += "  st.global.b32 [%rd9+" + std::to_string(4 * j) + "], %v" + std::to_string(j) + ";\n";
+  std::string s = R"(.version 8.7
+.target sm_100a
+.address_size 64
+.extern .shared .align 1024 .b8 smem[];
+.visible .entry k(.param .u64 in, .param .u64 out, .param .u64 desc_a, .param .u64 desc_b, .param .u32 idesc)
+{
+  .reg .b32 %r<40>; .reg .b32 %v<16>; .reg .b64 %rd<16>; .reg .pred %p<8>;
+  mov.u32 %r1, smem;
+  mov.u32 %r2, %tid.x;
+  shr.u32 %r3, %r2, 5;
+  ld.param.u64 %rd1, [in];
+  // Copy the operands (in the canonical layout already) into shared memory: 4 bytes a thread a step.
+  mov.u32 %r4, %r2;
+COPY:
+  mul.wide.u32 %rd2, %r4, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  ld.global.b32 %r5, [%rd3];
+  shl.b32 %r6, %r4, 2;
+  add.u32 %r7, %r1, %r6;
+  st.shared.b32 [%r7], %r5;
+  add.u32 %r4, %r4, 128;
+  setp.lt.u32 %p1, %r4, )" + std::to_string(kSlot / 4) + R"(;
+  @%p1 bra COPY;
+)" + (p.no_proxy_fence ? "" : "  fence.proxy.async.shared::cta;\n") + R"(
+  add.u32 %r8, %r1, )" + std::to_string(kSlot) + R"(;
+  add.u32 %r9, %r1, )" + std::to_string(kMbar) + R"(;
+  setp.eq.u32 %p2, %r2, 0;
+  setp.ne.u32 %p3, %r3, 0;
+  @%p3 bra ALLOCATED;
+  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r8], )" + (p.over_allocate ? "512" : "32") + R"(;
+)" + (p.over_allocate ? "  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r8], 32;\n" : "") + R"(
+  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
+ALLOCATED:
+  @%p2 mbarrier.init.shared::cta.b64 [%r9], )" + (p.no_wait ? "2" : "1") + R"(;
+  fence.mbarrier_init.release.cluster;
+  tcgen05.fence::before_thread_sync;
+  bar.sync 0;
+  tcgen05.fence::after_thread_sync;
+  ld.shared.b32 %r10, [%r8];
+  @!%p2 bra WAIT;
+  // Thread 0 issues D = A B^T and commits it to the mbarrier.
+  ld.param.u64 %rd4, [desc_a];
+  ld.param.u64 %rd5, [desc_b];
+  ld.param.u32 %r11, [idesc];
+  shr.u32 %r12, %r1, 4;
+  cvt.u64.u32 %rd6, %r12;
+  add.s64 %rd4, %rd4, %rd6;
+  add.u32 %r13, %r1, )" + std::to_string(kABytes) + R"(;
+  shr.u32 %r13, %r13, 4;
+  cvt.u64.u32 %rd7, %r13;
+  add.s64 %rd5, %rd5, %rd7;
+  mov.u32 %r14, 0;
+  {
+  .reg .pred acc;
+  setp.ne.b32 acc, %r14, 0;
+  tcgen05.mma.cta_group::1.kind::f16 [%r10], %rd4, %rd5, %r11, {%r14, %r14, %r14, %r14}, acc;
+  }
+  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r9];
+WAIT:
+)" + (p.no_wait ? "" : R"(  mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r9], 0;
+  @!%p4 bra WAIT;
+)") + (p.no_after_fence ? "" : "  tcgen05.fence::after_thread_sync;\n") + R"(
+  // Warp w reads its lane quarter: lanes 32 w .. 32 w + 31, columns 0 .. 15.
+  )" + (p.wrong_quarter ? "add.u32 %r15, %r3, 1;\n  and.b32 %r15, %r15, 3;" : "mov.u32 %r15, %r3;") + R"(
+  shl.b32 %r16, %r15, 21;
+  add.u32 %r17, %r10, %r16;
+  tcgen05.ld.sync.aligned.32x32b.x16.b32 )" + regs + R"(, [%r17];
+)" + (p.no_wait_ld ? "" : "  tcgen05.wait::ld.sync.aligned;\n") + R"(
+  ld.param.u64 %rd8, [out];
+  mul.wide.u32 %rd10, %r2, )" + std::to_string(4 * kN) + R"(;
+  add.s64 %rd9, %rd8, %rd10;
+)" + stores + (p.no_before_fence ? "" : "  tcgen05.fence::before_thread_sync;\n") + R"(
+  bar.sync 0;
+  @%p3 bra DONE;
+  tcgen05.fence::after_thread_sync;
+)" + (p.no_dealloc ? "" : "  tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r10, 32;\n") + R"(
+DONE:
+  ret;
+}
+)";
+  return s;
+}
+
+struct Result {
+  std::string report;
+  std::vector<float> out;
+  std::vector<float> expected;
+};
+
+Result run(const Plant& p, const std::string& origin) {
+  std::vector<uint8_t> operands(kSlot);
+  std::vector<float> a(kM * kK), b(kN * kK);
+  for (int m = 0; m < kM; ++m)
+    for (int k = 0; k < kK; ++k) {
+      a[m * kK + k] = static_cast<float>((m + 2 * k) % 5 - 2);
+      const uint16_t v = to_bf16(a[m * kK + k]);
+      std::memcpy(operands.data() + operand_offset(m, k), &v, 2);
+    }
+  for (int n = 0; n < kN; ++n)
+    for (int k = 0; k < kK; ++k) {
+      b[n * kK + k] = static_cast<float>((3 * n + k) % 7 - 3) * 0.5f;
+      const uint16_t v = to_bf16(b[n * kK + k]);
+      std::memcpy(operands.data() + kABytes + operand_offset(n, k), &v, 2);
+    }
+  UmmaSmemDescriptor f;
+  f.leading_byte_offset = 128;
+  f.stride_byte_offset = 256;
+  uint64_t desc_a = encode_umma_smem_descriptor(f), desc_b = desc_a;
+  UmmaInstrDescriptor id;
+  id.c_format = 1;
+  id.a_format = id.b_format = 1;  // bf16
+  id.n = kN;
+  id.m = kM;
+  uint32_t idesc = encode_umma_instr_descriptor(id);
+
+  void* in = Device::get().allocate(kSlot);
+  std::memcpy(in, operands.data(), kSlot);
+  void* out = Device::get().allocate(kM * kN * 4);
+  Result r;
+  r.report = run_ptx(kernel(p), origin, "k", {1, 1, 1}, {128, 1, 1}, {&in, &out, &desc_a, &desc_b, &idesc}, kMbar + 8);
+  r.out.assign(static_cast<float*>(out), static_cast<float*>(out) + kM * kN);
+  r.expected.assign(kM * kN, 0);
+  for (int m = 0; m < kM; ++m)
+    for (int n = 0; n < kN; ++n)
+      for (int k = 0; k < kK; ++k) r.expected[m * kN + n] += a[m * kK + k] * b[n * kK + k];
+  Device::get().release(in);
+  Device::get().release(out);
+  return r;
+}
+
+void expect_report(const Result& r, const std::string& text) {
+  EXPECT_NE(r.report.find(text), std::string::npos) << r.report;
+}
+
+TEST(Tcgen05, MmaCommitWaitLoadGivesTheProduct) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    Device::get().options().seed = seed;
+    const Result r = run(Plant{}, "tcgen05_ok_" + std::to_string(seed) + ".ptx");
+    ASSERT_EQ(r.report, "");
+    for (int i = 0; i < kM * kN; ++i) ASSERT_EQ(r.out[i], r.expected[i]) << "row " << i / kN << " column " << i % kN;
+  }
+  Device::get().options().seed = 1;
+}
+
+TEST(Tcgen05, LoadBeforeTheCommitsPhaseCompletedIsReported) {
+  Plant p;
+  p.no_wait = true;
+  const Result r = run(p, "tcgen05_no_wait.ptx");
+  expect_report(r, "tcgen05.ld of tensor memory");
+  expect_report(r, "tcgen05.commit");
+}
+
+TEST(Tcgen05, RegistersOfALoadBeforeWaitLdAreReported) {
+  Plant p;
+  p.no_wait_ld = true;
+  expect_report(run(p, "tcgen05_no_wait_ld.ptx"), "(wgmma, tcgen05.ld) still writes it: a missing wait");
+}
+
+TEST(Tcgen05, AWarpOutsideItsLaneQuarterIsReported) {
+  Plant p;
+  p.wrong_quarter = true;
+  expect_report(run(p, "tcgen05_quarter.ptx"), "may access lanes");
+}
+
+TEST(Tcgen05, ExitHoldingTensorMemoryIsReported) {
+  Plant p;
+  p.no_dealloc = true;
+  expect_report(run(p, "tcgen05_no_dealloc.ptx"), "exits holding 32 columns of tensor memory");
+}
+
+TEST(Tcgen05, AnAllocationThatCanNeverSucceedIsADeadlock) {
+  Plant p;
+  p.over_allocate = true;
+  expect_report(run(p, "tcgen05_over_allocate.ptx"), "deadlock: tcgen05.alloc of 32 columns can never succeed");
+}
+
+TEST(Tcgen05, AHandOffWithoutAfterThreadSyncIsReported) {
+  Plant p;
+  p.no_after_fence = true;
+  expect_report(run(p, "tcgen05_no_after_fence.ptx"), "with no tcgen05.fence::after_thread_sync by this warp");
+}
+
+TEST(Tcgen05, AHandOffWithoutBeforeThreadSyncIsReported) {
+  Plant p;
+  p.no_before_fence = true;
+  const Result r = run(p, "tcgen05_no_before_fence.ptx");
+  expect_report(r, "tcgen05.dealloc");
+  expect_report(r, "issued no tcgen05.fence::before_thread_sync");
+}
+
+TEST(Tcgen05, OperandsWrittenWithoutFenceProxyAsyncAreReported) {
+  Plant p;
+  p.no_proxy_fence = true;
+  expect_report(run(p, "tcgen05_no_proxy_fence.ptx"), "with no fence.proxy.async since");
+}
+
+// Two warps each hold 512 columns' worth of requests: the second blocks forever.
+TEST(Tcgen05, TwoWarpsThatEachWaitForTheOthersColumnsDeadlock) {
+  const std::string ptx = R"(.version 8.7
+.target sm_100a
+.address_size 64
+.extern .shared .align 1024 .b8 smem[];
+.visible .entry k()
+{
+  .reg .b32 %r<8>; .reg .pred %p<4>;
+  mov.u32 %r1, smem;
+  mov.u32 %r2, %tid.x;
+  shr.u32 %r3, %r2, 5;
+  shl.b32 %r4, %r3, 3;
+  add.u32 %r5, %r1, %r4;
+  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r5], 512;
+  bar.sync 0;
+  ld.shared.b32 %r6, [%r5];
+  tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r6, 512;
+  ret;
+}
+)";
+  const std::string report = run_ptx(ptx, "tcgen05_two_warps.ptx", "k", {1, 1, 1}, {64, 1, 1}, {}, 64);
+  EXPECT_NE(report.find("deadlock"), std::string::npos) << report;
+  EXPECT_NE(report.find("tcgen05.alloc"), std::string::npos) << report;
+}
+
+}  // namespace
+}  // namespace kgen::emu::testing

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Runs a generated CUDA kernel on ptxemu (verify/cuda/emu) against the float64 reference.
+
+The programs are kgen's GPU harnesses, unmodified, linked with ptxemu's CUDA runtime stand-in
+(built as <target>_emu_run_<name> and sm90a_emu_backward_run_<name>, verify/cuda/CMakeLists.txt):
+the kernel executes on the CPU from its own PTX. This script picks what to run, runs the forward
+and (where the spec has one) the backward, and writes the facts of the receipt's cpu_emulation
+check (docs/receipts.md): what ran, with which seed, how many CTAs and instructions, the errors
+against the tolerances, pass or fail. Nothing here is a hardware run, and the facts say so.
+
+Small grids run whole. A larger one runs a sample of CTAs that produces the first (batch, kv
+head) slice completely -- every output the harness then compares, including dq, which the
+backward accumulates across every kv block of the slice -- through KGEN_EMU_CTAS filters on
+the grid layouts of runtime/cuda/work.cuh, runtime/sm90a/backward/work.cuh and
+runtime/sm90a/backward/preprocess.cuh. A filter that missed a CTA leaves its outputs at the
+harness's NaN poison, so a wrong sample fails; it cannot pass silently.
+
+  emulate.py SPEC.json --target sm90a|sm100a --harness-dir DIR --generated DIR
+             [--seed N] [--sample auto|all|first-slice] [--report FACTS.json]
+
+Exit status: 0 every run passed, 1 one failed, 2 usage error or a missing harness.
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+# A grid of more forward CTAs than this runs the first slice only (with --sample auto).
+WHOLE_GRID_CTAS = 64
+STATEMENT = "executed on the CPU from the kernel's PTX by ptxemu (verify/cuda/emu); not a hardware run"
+
+
+def read_stats(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def kernel_role(mangled):
+    for role in ("preprocess_kernel", "postprocess_kernel", "backward_kernel", "forward_kernel"):
+        if role in mangled:
+            return role[: -len("_kernel")]
+    return mangled
+
+
+def run(program, spec, args, env_extra, harness_dir):
+    """Runs one harness; returns (passed, its receipt facts, per-kernel stats, output)."""
+    with tempfile.TemporaryDirectory() as folder:
+        receipt, stats = os.path.join(folder, "receipt.json"), os.path.join(folder, "stats.jsonl")
+        env = dict(os.environ, KGEN_EMU_STATS=stats, **env_extra)
+        done = subprocess.run([program, spec, "--receipt", receipt] + args, capture_output=True, text=True, env=env)
+        output = done.stdout + done.stderr
+        facts = json.load(open(receipt, encoding="utf-8")) if os.path.exists(receipt) else {}
+        kernels = [
+            {"kernel": kernel_role(s["kernel"]), "ctas_run": s["ctas_run"], "ctas_in_grid": s["ctas_in_grid"],
+             "warp_instructions": s["warp_instructions"], "thread_instructions": s["thread_instructions"],
+             "seconds": s["seconds"]}
+            for s in read_stats(stats)
+        ]
+    # The harness's own record, less what depends on this machine.
+    facts.pop("device", None)
+    facts.pop("time", None)
+    facts["command"] = " ".join([os.path.relpath(program, harness_dir)] + [spec] + args)
+    return done.returncode == 0, facts, kernels, output
+
+
+def backward_filters(spec, generated, group):
+    """KGEN_EMU_CTAS entries producing the first (batch, kv head) group of the backward."""
+    name, shape = spec["name"], spec["shape"]
+    source = os.path.join(generated, name, f"{name}.sm90a.backward.cu")
+    with open(source, encoding="utf-8") as f:
+        q_padded = int(re.search(r"kQPadded = (\d+);", f.read()).group(1))
+    preprocess_rows_per_cta = 128 // 32      # kPreprocessThreads / 32: a warp per row
+    postprocess_threads = 256                # kPostprocessThreads: a column pair per thread
+    pairs = shape["head_dim"] // 2
+    preprocess_ctas = group * q_padded // preprocess_rows_per_cta
+    postprocess_ctas = math.ceil(group * shape["q_len"] * pairs / postprocess_threads)
+    return [f"preprocess_kernel:x=0-{preprocess_ctas - 1}", f"postprocess_kernel:x=0-{postprocess_ctas - 1}",
+            "backward_kernel:x=0-0", f"forward_kernel:x=0-{group - 1}"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("spec")
+    parser.add_argument("--target", required=True, choices=["sm90a", "sm100a"])
+    parser.add_argument("--harness-dir", required=True)
+    parser.add_argument("--generated", required=True)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--sample", default="auto", choices=["auto", "all", "first-slice"])
+    parser.add_argument("--report")
+    args = parser.parse_args()
+
+    spec = json.load(open(args.spec, encoding="utf-8"))
+    name, shape, target = spec["name"], spec["shape"], args.target
+    kv_heads = shape.get("kv_heads", shape["q_heads"])
+    group = shape["q_heads"] // kv_heads
+    block_q = spec["targets"][target].get("block_q", 128)
+    forward_ctas = shape.get("batch", 1) * shape["q_heads"] * math.ceil(shape["q_len"] / block_q)
+    sample = args.sample
+    if sample == "auto":
+        sample = "all" if forward_ctas <= WHOLE_GRID_CTAS else "first-slice"
+    if target == "sm100a" and sample != "all":
+        # Persistent CTAs walk work items of every slice: no CTA subset completes one.
+        print(f"{name}: the sm100a kernel's persistent CTAs cover every slice; running the whole grid")
+        sample = "all"
+
+    seed_env = {"KGEN_EMU_SEED": str(args.seed)}
+    runs = {}
+    passed = True
+    forward = os.path.join(args.harness_dir, f"{target}_emu_run_{name}")
+    backward = os.path.join(args.harness_dir, f"sm90a_emu_backward_run_{name}")
+    plan = [("forward", forward, [], {})]
+    if sample == "first-slice":
+        plan[0] = ("forward", forward, ["--slices", "1"], {"KGEN_EMU_CTAS": f"forward_kernel:x=0-{group - 1}"})
+    if target == "sm90a" and spec.get("backward"):
+        extra = {}
+        options = []
+        if sample == "first-slice":
+            extra = {"KGEN_EMU_CTAS": ";".join(backward_filters(spec, args.generated, group))}
+            options = ["--first-group", "1"]
+        plan.append(("backward", backward, options, extra))
+    for role, program, options, extra in plan:
+        if not os.path.exists(program):
+            print(f"{program} does not exist: make verify builds the emulated harnesses (target {target}_emu_harnesses)")
+            return 2
+        ok, facts, kernels, output = run(program, args.spec, ["--seed", str(args.seed)] + options,
+                                         dict(seed_env, **extra), args.harness_dir)
+        sys.stdout.write(output)
+        passed = passed and ok
+        facts["passed"] = ok
+        facts["kernels"] = kernels
+        if "KGEN_EMU_CTAS" in extra:
+            facts["cta_sample"] = extra["KGEN_EMU_CTAS"]
+        runs[role] = facts
+        if not ok and role == "forward":
+            break  # the backward runs on the forward's residuals
+
+    if args.report:
+        for facts in runs.values():  # times differ from run to run: the receipt keeps counts
+            for k in facts["kernels"]:
+                k.pop("seconds", None)
+        report = {"executed": STATEMENT, "emulator": "ptxemu", "seed": args.seed, "sample": sample,
+                  "device_model": "H100 (sm_90a, 132 SMs)" if target == "sm90a" else "B200 (sm_100a, 148 SMs)",
+                  "runs": runs, "passed": passed}
+        with open(args.report, "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=2, sort_keys=True)
+            f.write("\n")
+    print(f"{name} {target} on ptxemu: {'PASS' if passed else 'FAIL'} ({sample})")
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
