@@ -47,7 +47,7 @@ test: build
 # the verify_only tests. Commit the receipts with the kernels they describe.
 verify: build
 	@deps/install.sh libtpu
-	@ninja -C $(BUILD) -j $(JOBS) sm90a_emu_harnesses
+	@ninja -C $(BUILD) -j $(JOBS) sm90a_emu_harnesses sm100a_emu_harnesses
 	@KGEN=$(KGEN) verify/write_receipts.sh $(SPEC)
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -L verify_only
 	@.venv-libtpu/bin/python bench/tpu_static_cost.py --no-splash --kgen $(KGEN) \
