@@ -75,14 +75,24 @@ def run(program, spec, args, env_extra, harness_dir):
     return done.returncode == 0, facts, kernels, output
 
 
+def runtime_constant(name):
+    """An integer constant of runtime/sm90a/backward/preprocess.cuh."""
+    header = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "runtime", "sm90a", "backward",
+                          "preprocess.cuh")
+    with open(header, encoding="utf-8") as f:
+        return int(re.search(r"constexpr int " + name + r" = (\d+);", f.read()).group(1))
+
+
 def backward_filters(spec, generated, group):
     """KGEN_EMU_CTAS entries producing the first (batch, kv head) group of the backward."""
     name, shape = spec["name"], spec["shape"]
     source = os.path.join(generated, name, f"{name}.sm90a.backward.cu")
     with open(source, encoding="utf-8") as f:
         q_padded = int(re.search(r"kQPadded = (\d+);", f.read()).group(1))
-    preprocess_rows_per_cta = 128 // 32      # kPreprocessThreads / 32: a warp per row
-    postprocess_threads = 256                # kPostprocessThreads: a column pair per thread
+    # The runtime owns the block sizes: a warp per row in the preprocess, a column pair per
+    # thread in the postprocess.
+    preprocess_rows_per_cta = runtime_constant("kPreprocessThreads") // 32
+    postprocess_threads = runtime_constant("kPostprocessThreads")
     pairs = shape["head_dim"] // 2
     preprocess_ctas = group * q_padded // preprocess_rows_per_cta
     postprocess_ctas = math.ceil(group * shape["q_len"] * pairs / postprocess_threads)

@@ -9,7 +9,6 @@ namespace {
 Step run_bra(Warp& w, const Decoded& d, uint32_t mask) {
   const ptx::Operand& target = op(d, 0);
   if (target.kind != ptx::Operand::Kind::label) w.fail(d, "indirect branches are not supported");
-  if (d.mode && mask != (w.live() & mask) ) w.fail(d, "bra.uni executed by a diverged warp");
   w.move(mask, static_cast<uint32_t>(target.bits));
   return Step::jumped;
 }
@@ -33,11 +32,10 @@ Step run_setmaxnreg(Warp& w, const Decoded& d, uint32_t mask) {
 
 }  // namespace
 
-void decode_control(const ptx::Instruction& in, const Modifiers& m, Decoded& d) {
+void decode_control(const ptx::Instruction& in, const Modifiers&, Decoded& d) {
   const std::string& name = in.parts[0];
   if (name == "bra") {
-    d.mode = m.has("uni");
-    d.run = run_bra;
+    d.run = run_bra;  // bra.uni promises no divergence; a divergent one is handled like bra
   } else if (name == "exit" || name == "ret") {
     d.run = run_exit;  // kernels call no functions here: ret leaves the kernel
   } else if (name == "trap" || name == "brkpt") {
