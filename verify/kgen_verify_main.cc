@@ -4,7 +4,7 @@
 //   kgen-verify SPEC --target tpu [--generated DIR] [--seed N] [--max-pairs N] [--report FILE] [--root DIR]
 //   kgen-verify SPEC --target tpu --mutants [--filter TEXT] [--sample N] [--jobs N] [--min-score PERCENT] [...]
 //   kgen-verify SPEC --target sm90a|sm100a --compile-only [--generated DIR] [--report FILE] [--root DIR]
-//   kgen-verify SPEC --target sm90a|sm100a [--generated DIR] [--seed N] [--sample auto|all|first-slice] [--report FILE]
+//   kgen-verify SPEC --target sm90a|sm100a [--generated DIR] [--seed N] [--sample auto|all|first-slice|work-items] [--report FILE]
 //   kgen-verify SPEC --target sm90a|sm100a --mutants [--min-score PERCENT] [--generated DIR]
 //   kgen-verify SPEC --target sm90a --gpu [--seed N] [--receipt FILE] [--root DIR]
 //
@@ -60,7 +60,7 @@ const char kUsage[] =
     "usage: kgen verify SPEC --target tpu [--generated DIR] [--seed N] [--max-pairs N] [--report FILE] [--root DIR]\n"
     "       kgen verify SPEC --target tpu --mutants [--filter TEXT] [--sample N] [--jobs N] [--min-score PERCENT] [same options]\n"
     "       kgen verify SPEC --target sm90a|sm100a --compile-only [--generated DIR] [--report FILE] [--root DIR]\n"
-    "       kgen verify SPEC --target sm90a|sm100a [--generated DIR] [--seed N] [--sample auto|all|first-slice] "
+    "       kgen verify SPEC --target sm90a|sm100a [--generated DIR] [--seed N] [--sample auto|all|first-slice|work-items] "
     "[--report FILE]   (on the CPU emulator)\n"
     "       kgen verify SPEC --target sm90a|sm100a --mutants [--min-score PERCENT] [--generated DIR]\n"
     "       kgen verify SPEC --target sm90a --gpu [--seed N] [--receipt FILE] [--root DIR]   (on a GPU, after make cuda)\n";

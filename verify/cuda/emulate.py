@@ -8,18 +8,24 @@ and (where the spec has one) the backward, and writes the facts of the receipt's
 check (docs/receipts.md): what ran, with which seed, how many CTAs and instructions, the errors
 against the tolerances, pass or fail. Nothing here is a hardware run, and the facts say so.
 
-Small grids run whole. A larger one runs a sample of CTAs that produces the first (batch, kv
-head) slice completely -- every output the harness then compares, including dq, which the
-backward accumulates across every kv block of the slice -- through KGEN_EMU_CTAS filters on
-the grid layouts of runtime/cuda/work.cuh, runtime/sm90a/backward/work.cuh and
+Small grids run whole. A larger sm90a grid runs a sample of CTAs that produces the first
+(batch, kv head) slice completely -- every output the harness then compares, including dq,
+which the backward accumulates across every kv block of the slice -- through KGEN_EMU_CTAS
+filters on the grid layouts of runtime/cuda/work.cuh, runtime/sm90a/backward/work.cuh and
 runtime/sm90a/backward/preprocess.cuh. A filter that missed a CTA leaves its outputs at the
 harness's NaN poison, so a wrong sample fails; it cannot pass silently.
 
-  emulate.py SPEC.json --target sm90a|sm100a --harness-dir DIR --generated DIR
-             [--seed N] [--sample auto|all|first-slice] [--report FACTS.json]
+An sm100a kernel is persistent: each CTA walks work items (q blocks) of every slice, so no CTA
+subset completes a slice. A larger sm100a grid runs its first SM100A_SAMPLED_CTAS CTAs
+("work-items"), whose items are q blocks written whole; the harness compares the q blocks the
+kernel touched (--touched-blocks), and this script holds their count to the items those CTAs
+own (every item writes its block, an item with no tile its zeros): a block written partly, or
+one too few or too many, fails.
 
-Exit status: 0 every run passed, 1 one failed, 2 usage error or a missing harness, 77 not run
-(an sm100a grid too large to emulate whole; nothing is written).
+  emulate.py SPEC.json --target sm90a|sm100a --harness-dir DIR --generated DIR
+             [--seed N] [--sample auto|all|first-slice|work-items] [--report FACTS.json]
+
+Exit status: 0 every run passed, 1 one failed, 2 usage error or a missing harness.
 """
 
 import argparse
@@ -33,10 +39,11 @@ import tempfile
 
 # A grid of more forward CTAs than this runs the first slice only (with --sample auto).
 WHOLE_GRID_CTAS = 64
-# An sm100a kernel with more work items than this is not run with --sample auto (splash's 512
-# take about 5 minutes; the next checked-in spec has 1,024).
+# An sm100a kernel with more work items than this runs a sample of CTAs with --sample auto
+# (splash's 512 take about 5 minutes whole; the next checked-in spec has 1,024).
 SM100A_MAX_WORK_ITEMS = 768
-SKIPPED = 77
+# The CTAs of an sm100a work-items sample: the first two, which take the heaviest q blocks first.
+SM100A_SAMPLED_CTAS = 2
 STATEMENT = "executed on the CPU from the kernel's PTX by ptxemu (verify/cuda/emu); not a hardware run"
 
 
@@ -100,6 +107,23 @@ def backward_filters(spec, generated, group):
             "backward_kernel:x=0-0", f"forward_kernel:x=0-{group - 1}"]
 
 
+def owned_blocks_checked(facts, kernels, work_items):
+    """Whether a work-items sample compared exactly the q blocks its CTAs own: CTA c walks items
+    c, c + ctas, ... (runtime/sm100a/forward/schedule.cuh), and each writes its block whole."""
+    launch = next((k for k in kernels if k["kernel"] == "forward"), None)
+    if launch is None:
+        print("FAIL: the emulator recorded no forward launch")
+        return False
+    ctas, ran = launch["ctas_in_grid"], launch["ctas_run"]
+    owned = sum(len(range(c, work_items, ctas)) for c in range(ran))
+    checked = facts.get("check", {}).get("blocks_checked")
+    if checked != owned:
+        print(f"FAIL: the {ran} sampled CTAs of {ctas} own {owned} work items, but {checked} q blocks were written")
+        return False
+    print(f"the {ran} sampled CTAs of {ctas} wrote the {owned} q blocks of the work items they own")
+    return True
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("spec")
@@ -107,7 +131,7 @@ def main():
     parser.add_argument("--harness-dir", required=True)
     parser.add_argument("--generated", required=True)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--sample", default="auto", choices=["auto", "all", "first-slice"])
+    parser.add_argument("--sample", default="auto", choices=["auto", "all", "first-slice", "work-items"])
     parser.add_argument("--report")
     args = parser.parse_args()
 
@@ -118,17 +142,16 @@ def main():
     block_q = spec["targets"][target].get("block_q", 128)
     forward_ctas = shape.get("batch", 1) * shape["q_heads"] * math.ceil(shape["q_len"] / block_q)
     sample = args.sample
-    if sample == "auto":
-        sample = "all" if forward_ctas <= WHOLE_GRID_CTAS else "first-slice"
     if target == "sm100a":
-        # Persistent CTAs walk work items of every slice: no CTA subset completes one, so the run
-        # is the whole grid, which past a few hundred work items costs the emulator hours.
-        items = forward_ctas
-        if items > SM100A_MAX_WORK_ITEMS and args.sample == "auto":
-            print(f"{name}: not run: the sm100a kernel's {items} work items exceed what ptxemu runs whole "
-                  f"({SM100A_MAX_WORK_ITEMS}); --sample all runs it anyway")
-            return SKIPPED
-        sample = "all"
+        # forward_ctas counts the work items here: persistent CTAs walk them.
+        if sample == "first-slice":
+            parser.error("an sm100a kernel's persistent CTAs complete no slice: use --sample work-items")
+        if sample == "auto":
+            sample = "all" if forward_ctas <= SM100A_MAX_WORK_ITEMS else "work-items"
+    elif sample == "work-items":
+        parser.error("--sample work-items is for the persistent sm100a kernels")
+    elif sample == "auto":
+        sample = "all" if forward_ctas <= WHOLE_GRID_CTAS else "first-slice"
 
     seed_env = {"KGEN_EMU_SEED": str(args.seed)}
     runs = {}
@@ -138,6 +161,9 @@ def main():
     plan = [("forward", forward, [], {})]
     if sample == "first-slice":
         plan[0] = ("forward", forward, ["--slices", "1"], {"KGEN_EMU_CTAS": f"forward_kernel:x=0-{group - 1}"})
+    if sample == "work-items":
+        plan[0] = ("forward", forward, ["--touched-blocks", str(block_q)],
+                   {"KGEN_EMU_CTAS": f"forward_kernel:x=0-{SM100A_SAMPLED_CTAS - 1}"})
     if target == "sm90a" and spec.get("backward"):
         extra = {}
         options = []
@@ -152,6 +178,8 @@ def main():
         ok, facts, kernels, output = run(program, args.spec, ["--seed", str(args.seed)] + options,
                                          dict(seed_env, **extra), args.harness_dir)
         sys.stdout.write(output)
+        if sample == "work-items" and role == "forward":
+            ok = ok and owned_blocks_checked(facts, kernels, forward_ctas)
         passed = passed and ok
         facts["passed"] = ok
         facts["kernels"] = kernels

@@ -35,7 +35,7 @@ int run_harness(const Spec& spec, const Launch& launch, const HarnessOptions& op
     check(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
     check(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
     Json receipt = {{"spec", spec.source},
-                    {"kernel", kernel_symbol(spec.name, "sm90a")},
+                    {"kernel", kernel_symbol(spec.name, options.target)},
                     {"command", options.command},
                     {"device", {{"name", properties.name},
                                 {"multiprocessors", properties.multiProcessorCount},
@@ -82,17 +82,42 @@ int run_harness(const Spec& spec, const Launch& launch, const HarnessOptions& op
       std::printf("FAIL: writes outside the outputs: %zu guard bytes of out, %zu of lse changed\n", out_damage, lse_damage);
       pass = false;
     }
+    const std::vector<uint16_t> out_bits = out.read<uint16_t>();
     AttentionOutputs actual;
-    actual.out = decode(out.read<uint16_t>(), spec.dtype);
+    actual.out = decode(out_bits, spec.dtype);
     if (spec.lse) {
       for (float value : lse.read<float>()) actual.lse.push_back(value);
     }
 
-    // The reference, slice by slice, in parallel.
+    // The reference, slice by slice, in parallel: every slice, the first max_slices, or, for a
+    // sampled persistent grid, the slices of the q blocks the kernel touched, on those rows.
     std::vector<SliceId> slices = all_slices(spec);
     const std::size_t total_slices = slices.size();
     if (options.max_slices >= 0 && static_cast<int64_t>(slices.size()) > options.max_slices)
       slices.resize(static_cast<std::size_t>(options.max_slices));
+    const bool sampled = options.touched_blocks_rows > 0;
+    const int64_t block_rows = options.touched_blocks_rows;
+    const int64_t q_blocks = sampled ? (s.q_len + block_rows - 1) / block_rows : 0;
+    std::vector<char> block_touched(static_cast<std::size_t>(s.batch * s.q_heads * q_blocks), 0);
+    std::size_t blocks_checked = 0;
+    if (sampled) {
+      constexpr uint16_t kPoison16 = uint16_t(kPoisonByte) * 0x0101;
+      const int64_t width = s.head_dim_v;
+      const std::vector<QBlock> blocks = touched_q_blocks(spec, block_rows, [&](int64_t row) {
+        const auto first = out_bits.begin() + row * width;
+        return std::any_of(first, first + width, [](uint16_t bits) { return bits != kPoison16; });
+      });
+      std::vector<SliceId> touched_slices;
+      for (const QBlock& b : blocks) {
+        block_touched[static_cast<std::size_t>((b.batch * s.q_heads + b.head) * q_blocks + b.q_block)] = 1;
+        const SliceId slice{b.batch, b.head / s.group()};
+        if (touched_slices.empty() || touched_slices.back().batch != slice.batch ||
+            touched_slices.back().kv_head != slice.kv_head)
+          touched_slices.push_back(slice);
+      }
+      slices = touched_slices;
+      blocks_checked = blocks.size();
+    }
     const int threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
     const Tolerance tolerance = tolerance_for(spec.dtype);
     std::atomic<std::size_t> next{0};
@@ -103,9 +128,20 @@ int run_harness(const Spec& spec, const Launch& launch, const HarnessOptions& op
       for (std::size_t index = next++; index < slices.size(); index = next++) {
         const SliceId& id = slices[index];
         const Spec sub = slice_spec(spec, id);
-        AttentionOutputs reference = dense_attention(sub, slice_inputs(spec, inputs, id));
+        // In a sampled run, the rows of the touched blocks (slice coordinates: a head of the group).
+        const auto touched_row = [&](int64_t head, int64_t i) {
+          const int64_t q_head = id.kv_head * s.group() + head;
+          return block_touched[static_cast<std::size_t>((id.batch * s.q_heads + q_head) * q_blocks + i / block_rows)] != 0;
+        };
+        RowFilter only;
+        if (sampled) only = [&](int64_t, int64_t head, int64_t i) { return touched_row(head, i); };
+        AttentionOutputs reference = dense_attention(sub, slice_inputs(spec, inputs, id), only);
         if (!spec.lse) reference.lse.clear();
-        const AttentionOutputs got = slice_outputs(spec, actual, id);
+        AttentionOutputs got = slice_outputs(spec, actual, id);
+        if (sampled) {
+          reference = select_slice_rows(sub, reference, touched_row);
+          got = select_slice_rows(sub, got, touched_row);
+        }
         const Comparison c = compare_outputs(got, reference);
         std::lock_guard<std::mutex> lock(report_mutex);
         worst_out = std::max(worst_out, c.out_error);
@@ -121,6 +157,9 @@ int run_harness(const Spec& spec, const Launch& launch, const HarnessOptions& op
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
     for (std::thread& t : pool) t.join();
+    if (sampled)
+      std::printf("checked the %zu q blocks of %lld rows the sampled CTAs wrote, of %lld\n", blocks_checked,
+                  static_cast<long long>(block_rows), static_cast<long long>(block_touched.size()));
     std::printf("checked %zu of %zu slices (batch x kv heads): worst out error %.3g (tolerance %.3g), worst lse "
                 "error %.3g (tolerance %.3g)\n",
                 slices.size(), total_slices, worst_out, tolerance.out_relative, worst_lse,
@@ -137,6 +176,11 @@ int run_harness(const Spec& spec, const Launch& launch, const HarnessOptions& op
                         {"lse_error", spec.lse ? Json(worst_lse) : Json()},
                         {"lse_tolerance", tolerance.lse_absolute},
                         {"guard_bytes_changed", out_damage + lse_damage}};
+    if (sampled) {
+      receipt["check"]["block_rows"] = block_rows;
+      receipt["check"]["blocks_checked"] = blocks_checked;
+      receipt["check"]["blocks_total"] = block_touched.size();
+    }
 
     if (options.bench_iterations > 0) {
       const std::vector<float> ms =

@@ -33,6 +33,11 @@ using Launch = std::function<std::string(const DeviceTensors&, cudaStream_t)>;
 struct HarnessOptions {
   uint64_t seed = 1;
   int64_t max_slices = -1;   // check only the first slices (-1: all of them)
+  // > 0: a sampled run of a persistent kernel, whose work items are q blocks of this many rows:
+  // only the blocks the kernel touched are compared (each whole: a block with some element of
+  // out left at the poison fails), and the receipt counts them (check.blocks_checked) for the
+  // caller to hold against the work items its sample owns (verify/cuda/emulate.py).
+  int64_t touched_blocks_rows = 0;
   int threads = 0;           // reference threads (0: all hardware threads)
   int bench_iterations = 0;  // > 0: also time the kernel (median of this many runs)
   // > 0: segment ids pack documents of this many tokens (i / length, queries and keys
@@ -43,6 +48,7 @@ struct HarnessOptions {
   // tolerances, the guard bands, pass or fail, and the timing when benched.
   std::string receipt_path;
   std::string command;
+  std::string target = "sm90a";  // the kernel's target (sm90a or sm100a): names its symbol
 };
 
 // Prints a report; returns 0 when every check passes, 1 otherwise.

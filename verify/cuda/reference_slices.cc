@@ -58,6 +58,37 @@ AttentionOutputs slice_outputs(const Spec& spec, const AttentionOutputs& in, con
   return out;
 }
 
+std::vector<QBlock> touched_q_blocks(const Spec& spec, int64_t rows,
+                                     const std::function<bool(int64_t)>& touched) {
+  const Shape& s = spec.shape;
+  std::vector<QBlock> blocks;
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t h = 0; h < s.q_heads; ++h)
+      for (int64_t first = 0; first < s.q_len; first += rows) {
+        const int64_t flat = (b * s.q_heads + h) * s.q_len;
+        for (int64_t i = first; i < std::min(first + rows, s.q_len); ++i)
+          if (touched(flat + i)) {
+            blocks.push_back({b, h, first / rows});
+            break;
+          }
+      }
+  return blocks;
+}
+
+AttentionOutputs select_slice_rows(const Spec& slice, const AttentionOutputs& in,
+                                   const std::function<bool(int64_t, int64_t)>& keep) {
+  const Shape& s = slice.shape;
+  AttentionOutputs out;
+  for (int64_t h = 0; h < s.q_heads; ++h)
+    for (int64_t i = 0; i < s.q_len; ++i) {
+      if (!keep(h, i)) continue;
+      const int64_t row = h * s.q_len + i;
+      append_rows(out.out, in.out, row, 1, s.head_dim_v);
+      if (!in.lse.empty()) append_rows(out.lse, in.lse, row, 1, 1);
+    }
+  return out;
+}
+
 double kept_pairs(const Spec& spec, const std::vector<int32_t>& q_ids, const std::vector<int32_t>& kv_ids) {
   const Shape& s = spec.shape;
   double pairs = 0;

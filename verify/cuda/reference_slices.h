@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "dense_reference.h"
@@ -29,6 +30,23 @@ AttentionInputs slice_inputs(const Spec& spec, const AttentionInputs& inputs, co
 
 // The slice's part of full-size outputs, laid out for slice_spec (lse may be empty).
 AttentionOutputs slice_outputs(const Spec& spec, const AttentionOutputs& outputs, const SliceId& id);
+
+// A block of `rows` consecutive q rows of one (batch, q head): rows [q_block * rows, +rows).
+struct QBlock {
+  int64_t batch;
+  int64_t head;
+  int64_t q_block;
+};
+
+// The q blocks of `rows` rows (the last one may be shorter) in which `touched(flat_row)` holds
+// for some row, flat_row = (batch * q_heads + head) * q_len + i: what a sampled run of a
+// persistent kernel produced, each block by one work item.
+std::vector<QBlock> touched_q_blocks(const Spec& spec, int64_t rows, const std::function<bool(int64_t)>& touched);
+
+// The rows of slice outputs (laid out for slice_spec: [group][q_len]) that `keep(head in the
+// group, i)` selects, in order.
+AttentionOutputs select_slice_rows(const Spec& slice, const AttentionOutputs& outputs,
+                                   const std::function<bool(int64_t, int64_t)>& keep);
 
 // The (i, j) pairs the masks and segment ids keep, over all batch elements and heads: the
 // work an attention kernel must do (for effective TFLOP/s). Segment ids may be empty when

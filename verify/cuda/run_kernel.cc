@@ -1,7 +1,9 @@
 // One generated sm90a kernel's GPU check: `sm90a_run_<name> SPEC.json [--seed N]
-// [--slices N] [--threads N] [--bench N] [--document-length N] [--receipt FILE]`. Built per
+// [--slices N] [--threads N] [--bench N] [--document-length N] [--touched-blocks ROWS]
+// [--receipt FILE]` (harness.h says what each option does). Built per
 // kernel by verify/cuda/CMakeLists.txt with KGEN_SM90A_HEADER (the generated launcher
-// header) and KGEN_SM90A_NAMESPACE.
+// header), KGEN_SM90A_NAMESPACE and KGEN_TARGET (sm90a, or sm100a for the same harness around
+// an sm100a kernel).
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -30,12 +32,13 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s SPEC.json [--seed N] [--slices N] [--threads N] [--bench N] [--document-length N] "
-                 "[--receipt FILE]\n",
+                 "[--touched-blocks ROWS] [--receipt FILE]\n",
                  argv[0]);
     return 2;
   }
   kgen::sm90a::HarnessOptions options;
   options.command = argv[0];
+  options.target = KGEN_TARGET;
   for (int k = 1; k < argc; ++k) options.command += std::string(" ") + argv[k];
   for (int k = 2; k + 1 < argc; k += 2) {
     const std::string flag = argv[k];
@@ -46,6 +49,7 @@ int main(int argc, char** argv) {
     else if (flag == "--threads") options.threads = static_cast<int>(value);
     else if (flag == "--bench") options.bench_iterations = static_cast<int>(value);
     else if (flag == "--document-length") options.document_length = value;
+    else if (flag == "--touched-blocks") options.touched_blocks_rows = value;
     else {
       std::fprintf(stderr, "unknown option %s\n", flag.c_str());
       return 2;

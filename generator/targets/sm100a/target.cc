@@ -15,13 +15,11 @@ class Sm100a final : public CudaTarget {
   Sm100a() : CudaTarget("sm100a", "sm_100a", &Spec::sm100a) {}
   KernelPlan plan(const Spec& spec) const override { return plan_sm100a_kernel(spec); }
 
-  // The kernel, the launcher header and the runtime headers it is compiled with; nothing
-  // can run it here (no Blackwell GPU), so its receipt holds the compile check alone.
+  // The kernel, the launcher header and the runtime headers it is compiled with; compiled and
+  // inspected (nvcc_sass) and executed on ptxemu (cpu_emulation), the only place an sm100a
+  // kernel runs: no Blackwell GPU exists here.
   std::optional<ReceiptRule> receipt_rule() const override {
-    // cpu_emulation (ptxemu, the only place an sm100a kernel runs) is optional until every
-    // checked-in sm100a kernel has one: persistent CTAs make a run the whole grid, which takes
-    // the emulator tens of minutes for the largest specs (docs/cuda-emulation.md).
-    return ReceiptRule{{".sm100a.cu", ".sm100a.h"}, {"nvcc_sass"}, {"cpu_emulation"}, runtime_folders()};
+    return ReceiptRule{{".sm100a.cu", ".sm100a.h"}, {"nvcc_sass", "cpu_emulation"}, {}, runtime_folders()};
   }
 
  protected:
