@@ -91,6 +91,16 @@ std::string explain_spec(const Spec& spec) {
       << "; softcap " << (spec.softcap ? format("%.9g", *spec.softcap) : "none") << "\n";
   out << "  features: segment_ids " << (spec.segment_ids ? "yes" : "no") << ", sinks "
       << (spec.sinks ? "yes" : "no") << ", lse output " << (spec.lse ? "yes" : "no") << "\n";
+  if (spec.decode) {
+    out << "  decode: " << s.q_len << " new token(s) per sequence at positions kv_lens[b] - " << s.q_len
+        << " + t, against a cache of " << s.kv_len << " positions per sequence, ";
+    if (spec.decode->paged())
+      out << "paged: pages of " << spec.decode->page_size << " positions, a pool of " << spec.decode->pages
+          << " pages per kv head; run-time kv_lens[" << s.batch << "] and page_table[" << s.batch << "]["
+          << s.kv_len / spec.decode->page_size << "]\n";
+    else
+      out << "contiguous; run-time kv_lens[" << s.batch << "]\n";
+  }
   out << "  mask: " << spec.mask_summary << "\n";
   out << "    " << spec.masks.unique.size() << " distinct head mask(s), "
       << (partial_tile_mask(spec.masks, /*has_partial_tiles=*/true) == PartialTileMask::kPredicate

@@ -1,17 +1,28 @@
 #include "kernel_plans.h"
 
+#include "diagnostics.h"
 #include "targets/target.h"
 
 namespace kgen {
 
 std::vector<KernelPlan> plan_kernels(const Spec& spec) {
   std::vector<KernelPlan> plans;
-  for (const Target* target : targets())
-    if (target->named_by(spec)) {
-      plans.push_back(target->plan(spec));
-      if (spec.backward)
-        for (KernelPlan& backward : target->backward_plans(spec)) plans.push_back(std::move(backward));
+  std::string no_decode;  // why each named target generates no decode kernel
+  for (const Target* target : targets()) {
+    if (!target->named_by(spec)) continue;
+    if (spec.decode) {
+      if (const std::optional<std::string> why = target->decode_unsupported(spec)) {
+        no_decode += (no_decode.empty() ? "" : "; ") + *why;
+        continue;
+      }
     }
+    plans.push_back(target->plan(spec));
+    if (spec.backward)
+      for (KernelPlan& backward : target->backward_plans(spec)) plans.push_back(std::move(backward));
+  }
+  if (spec.decode && plans.empty())
+    throw SpecError("targets", "no target with a decode kernel (" + no_decode + ")",
+                    "a target that generates decode kernels (docs/decode.md)");
   return plans;
 }
 

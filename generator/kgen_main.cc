@@ -38,7 +38,8 @@ const std::string kUsage =
     "usage: kgen gen SPEC... [--out DIR] [--check]   write (or with --check, compare)\n"
     "                                                DIR/<name>/ for each spec (default DIR: generated)\n"
     "       kgen plan SPEC --target T [--pass P]     print the block plan of target T as JSON; P is\n"
-    "                                                forward (default), dq or dkv (docs/spec-format.md §7)\n"
+    "                                                forward (default), dq or dkv (docs/spec-format.md §7);\n"
+    "                                                decode for a decode spec (its default; docs/decode.md)\n"
     "       kgen explain SPEC                        summarize a spec for a reviewer\n"
     "       kgen verify SPEC --target T [...]        check a generated kernel against the reference\n"
     "       kgen audit SPEC... [--generated DIR]     check generated CUDA with Clang (docs/audit.md)\n"
@@ -168,7 +169,8 @@ int run(int argc, char** argv) {
   std::cout << naming_spec_file(file, [&] {
     const auto pass = args.options.find("--pass");
     return args.command == "plan"
-               ? plan_json(spec, args.options.at("--target"), pass == args.options.end() ? "forward" : pass->second)
+               ? plan_json(spec, args.options.at("--target"),
+                           pass != args.options.end() ? pass->second : spec.decode ? "decode" : "forward")
                          .dump() + "\n"
                                   : explain_spec(spec) + explain_receipts(spec, ReceiptPaths{});
   });

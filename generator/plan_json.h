@@ -8,7 +8,7 @@
 
 namespace kgen {
 
-// SpecError when the spec has no such target, or the pass ("forward", "dq", "dkv") is not one
+// SpecError when the spec has no such target, or the pass ("forward", "dq", "dkv", "decode") is not one
 // the target generates for this spec.
 Json plan_json(const Spec& spec, const std::string& target, const std::string& pass);
 

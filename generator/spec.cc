@@ -156,6 +156,53 @@ void parse_outputs(JsonFields& root, Spec& spec) {
     throw SpecError("outputs.lse", "false", "true or absent when \"backward\" is true (the backward reads lse)");
 }
 
+// docs/spec-format.md §8: what a decode spec may say beyond the forward's rules. Called after
+// the shape, before the mask and the targets.
+constexpr int64_t kMaxDecodeTokens = 16;
+
+void parse_decode(JsonFields& root, Spec& spec) {
+  const Shape& s = spec.shape;
+  if (s.q_len > kMaxDecodeTokens)
+    throw SpecError("shape.q_len", std::to_string(s.q_len),
+                    "1 to " + std::to_string(kMaxDecodeTokens) + " new tokens per sequence (\"kind\": \"attention_decode\")");
+  if (s.kv_len < s.q_len)
+    throw SpecError("shape.kv_len", std::to_string(s.kv_len),
+                    "at least q_len = " + std::to_string(s.q_len) + " (the cache holds the new tokens)");
+  if (spec.segment_ids)
+    throw SpecError("segment_ids", "true", "false or absent: a decode kernel takes no segment ids");
+  if (spec.backward)
+    throw SpecError("backward", "true", "false or absent: decode kernels have no backward");
+  DecodeSpec decode;
+  if (root.has("paged")) {
+    JsonFields paged(root.required_object("paged"), "paged");
+    decode.page_size = paged.required_int("page_size", 1, s.kv_len);
+    if (s.kv_len % decode.page_size != 0)
+      throw SpecError("paged.page_size", std::to_string(decode.page_size),
+                      "a divisor of kv_len = " + std::to_string(s.kv_len) +
+                          " (page_table has kv_len / page_size entries per sequence)");
+    const int64_t per_sequence = s.kv_len / decode.page_size;
+    const int64_t max_pages = kMaxOperandElements / (s.kv_heads * decode.page_size * std::max(s.head_dim, s.head_dim_v));
+    decode.pages = paged.optional_int("pages", 1, max_pages).value_or(std::min(s.batch * per_sequence, max_pages));
+    paged.reject_unknown({"page_size", "pages"});
+  }
+  spec.decode = decode;
+}
+
+// A decode spec's mask is causal or a local window ending at the token itself, evaluated at
+// the new tokens' positions; absent, causal.
+void check_decode_mask(const Json& mask, const Spec& spec) {
+  const std::string expected =
+      "causal, or local with \"right\": 0 (a decode kernel's new tokens attend the cache up to their own position)";
+  if (!spec.masks.shared() || spec.masks.unique[0].kind == Mask::Kind::kFull ||
+      (spec.masks.unique[0].kind != Mask::Kind::kCausal && spec.masks.unique[0].kind != Mask::Kind::kLocal))
+    throw SpecError("mask.type", describe_value(mask.is_object() && mask.contains("type") ? mask["type"] : mask), expected);
+  const Mask& m = spec.masks.unique[0];
+  if (m.offset != 0)
+    throw SpecError("mask.offset", std::to_string(m.offset), "0 or absent: a new token's position comes from kv_lens");
+  if (m.kind == Mask::Kind::kLocal && m.right != 0)
+    throw SpecError("mask.right", m.right ? std::to_string(*m.right) : "null", expected);
+}
+
 void parse_targets(JsonFields& root, Spec& spec) {
   JsonFields fields(root.required_object("targets"), "targets");
   std::vector<std::string> names;
@@ -187,9 +234,10 @@ Spec parse_spec(const std::string& text, const std::string& spec_dir) {
   Spec spec;
   spec.name = parse_name(root);
   spec.kind = root.required_string("kind");
-  if (spec.kind != "attention_forward")
+  if (spec.kind != "attention_forward" && spec.kind != "attention_decode")
     throw SpecError("kind", describe_value(root.raw("kind")),
-                    "\"attention_forward\" (backward and decode kernels are not generated yet)");
+                    "\"attention_forward\" or \"attention_decode\" (a forward spec adds its backward with "
+                    "\"backward\": true)");
   root.optional_string("comment");  // free text for the reader of the spec
   spec.shape = parse_shape(root);
   spec.dtype = parse_dtype(root);
@@ -200,20 +248,27 @@ Spec parse_spec(const std::string& text, const std::string& spec_dir) {
   spec.sinks = root.optional_bool("sinks", false);
   spec.backward = root.optional_bool("backward", false);
   parse_outputs(root, spec);
+  const bool decode = spec.kind == "attention_decode";
+  if (decode)
+    parse_decode(root, spec);
+  else if (root.has("paged"))
+    throw SpecError("paged", describe_value(root.raw("paged")), "absent: pages are for \"kind\": \"attention_decode\"");
 
   // Both branches are lvalues, so `mask` refers to the document rather than a copy:
   // copying (like dumping) recurses once per level, and the mask's depth is only bounded
-  // once parse_head_masks has checked it.
+  // once parse_head_masks has checked it. Absent, the mask is full (decode: causal).
   static const Json kNoMask;
-  const Json& mask = root.has("mask") ? root.required_object("mask") : kNoMask;
+  static const Json kCausal = Json{{"type", "causal"}};
+  const Json& mask = root.has("mask") ? root.required_object("mask") : decode ? kCausal : kNoMask;
   MaskContext ctx{spec.shape.q_heads, spec.shape.q_len, spec.shape.kv_len, spec_dir,
                   &spec.mask_files};
   spec.masks = parse_head_masks(mask, "mask", ctx);
   spec.mask_summary = mask.is_null() ? "{\"type\":\"full\"}" : mask.dump();
+  if (decode) check_decode_mask(mask, spec);
 
   parse_targets(root, spec);
   root.reject_unknown({"name", "kind", "comment", "shape", "dtype", "scale", "softcap",
-                       "segment_ids", "sinks", "backward", "mask", "outputs", "targets"});
+                       "segment_ids", "sinks", "backward", "paged", "mask", "outputs", "targets"});
   check_target_constraints(spec);
   return spec;
 }

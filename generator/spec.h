@@ -31,18 +31,36 @@ struct BackwardTiles {
   int64_t block_kv_compute = 0;
 };
 
+// A target section as written. A decode spec has no block_q (its q tile is the group's q heads
+// times the new tokens, docs/decode.md) and may set splits; a forward spec has no splits.
 struct TpuTarget {
   std::string generation;
   int64_t block_q = 0;
   int64_t block_kv = 0;
   int64_t block_kv_compute = 0;
   std::optional<BackwardTiles> backward;
+  std::optional<int64_t> splits;  // decode: "targets.tpu.splits"; absent, decode_splits() chooses
 };
 
 struct GpuTarget {
   int64_t block_q = 0;
   int64_t block_kv = 0;
   std::optional<BackwardTiles> backward;
+  std::optional<int64_t> splits;  // decode, as for the tpu
+};
+
+// "kind": "attention_decode" (docs/spec-format.md §8): shape.q_len new tokens per sequence
+// attend to a KV cache of capacity shape.kv_len; int32 kv_lens[batch] (valid entries, the new
+// tokens included) comes at run time, new token t of sequence b sitting at position
+// kv_lens[b] - q_len + t.
+struct DecodeSpec {
+  // "paged": the cache is a pool of `pages` pages of page_size positions per kv head, and
+  // int32 page_table[batch][kv_len / page_size] comes at run time. 0: one contiguous cache
+  // per sequence, as the forward's k and v.
+  int64_t page_size = 0;
+  int64_t pages = 0;
+
+  bool paged() const { return page_size > 0; }
 };
 
 struct Spec {
@@ -56,6 +74,7 @@ struct Spec {
   bool sinks = false;
   bool lse = false;       // always true with backward: lse is the backward's residual
   bool backward = false;  // also generate the backward kernels (docs/spec-format.md §7)
+  std::optional<DecodeSpec> decode;  // exactly when kind is "attention_decode"
   HeadMasks masks;
   std::string mask_summary;  // the "mask" value as written (compact JSON), for humans
   std::optional<TpuTarget> tpu;

@@ -153,4 +153,77 @@ AttentionOutputs dense_attention(const Spec& spec, const AttentionInputs& in, co
   return result;
 }
 
+void check_decode_inputs(const Spec& spec, const DecodeInputs& in) {
+  if (!spec.decode) throw std::invalid_argument("spec: not a decode spec (kind attention_decode)");
+  const Shape& sh = spec.shape;
+  require_size(in.q, "q", "[batch][q_heads][q_len][head_dim]", {sh.batch, sh.q_heads, sh.q_len, sh.head_dim});
+  const DecodeSpec& decode = *spec.decode;
+  if (decode.paged()) {
+    require_size(in.k, "k", "[kv_heads][pages][page_size][head_dim]",
+                 {sh.kv_heads, decode.pages, decode.page_size, sh.head_dim});
+    require_size(in.v, "v", "[kv_heads][pages][page_size][head_dim_v]",
+                 {sh.kv_heads, decode.pages, decode.page_size, sh.head_dim_v});
+    require_size(in.page_table, "page_table", "[batch][kv_len / page_size]", {sh.batch, sh.kv_len / decode.page_size});
+    for (std::size_t k = 0; k < in.page_table.size(); ++k)
+      if (in.page_table[k] < 0 || in.page_table[k] >= decode.pages)
+        throw std::invalid_argument("page_table[" + std::to_string(k) + "]: " + std::to_string(in.page_table[k]) +
+                                    " is outside the pool of " + std::to_string(decode.pages) + " pages");
+  } else {
+    require_size(in.k, "k", "[batch][kv_heads][kv_len][head_dim]", {sh.batch, sh.kv_heads, sh.kv_len, sh.head_dim});
+    require_size(in.v, "v", "[batch][kv_heads][kv_len][head_dim_v]", {sh.batch, sh.kv_heads, sh.kv_len, sh.head_dim_v});
+    require_absent(in.page_table, "page_table", "paged");
+  }
+  require_size(in.kv_lens, "kv_lens", "[batch]", {sh.batch});
+  for (std::size_t b = 0; b < in.kv_lens.size(); ++b)
+    if (in.kv_lens[b] < sh.q_len || in.kv_lens[b] > sh.kv_len)
+      throw std::invalid_argument("kv_lens[" + std::to_string(b) + "]: " + std::to_string(in.kv_lens[b]) +
+                                  " is outside [q_len, kv_len] = [" + std::to_string(sh.q_len) + ", " +
+                                  std::to_string(sh.kv_len) + "]");
+  if (spec.sinks)
+    require_size(in.sinks, "sinks", "[q_heads]", {sh.q_heads});
+  else
+    require_absent(in.sinks, "sinks", "sinks");
+}
+
+AttentionOutputs dense_decode(const Spec& spec, const DecodeInputs& in) {
+  check_decode_inputs(spec, in);
+  const Shape& sh = spec.shape;
+  const DecodeSpec& decode = *spec.decode;
+  AttentionOutputs result;
+  result.out.assign(static_cast<std::size_t>(sh.batch * sh.q_heads * sh.q_len * sh.head_dim_v), 0.0);
+  result.lse.assign(static_cast<std::size_t>(sh.batch * sh.q_heads * sh.q_len), 0.0);
+  std::vector<char> keep(static_cast<std::size_t>(sh.kv_len));
+  std::vector<double> s(static_cast<std::size_t>(sh.kv_len));
+  // One sequence's cache of one kv head, gathered through the page table: positions in order.
+  std::vector<double> k(static_cast<std::size_t>(sh.kv_len * sh.head_dim));
+  std::vector<double> v(static_cast<std::size_t>(sh.kv_len * sh.head_dim_v));
+  auto gather = [&](const std::vector<double>& pool, int64_t b, int64_t g, int64_t width, std::vector<double>& into) {
+    for (int64_t p = 0; p < sh.kv_len; ++p) {
+      const double* from =
+          decode.paged()
+              ? pool.data() + ((g * decode.pages + in.page_table[b * (sh.kv_len / decode.page_size) + p / decode.page_size]) *
+                                   decode.page_size + p % decode.page_size) * width
+              : pool.data() + ((b * sh.kv_heads + g) * sh.kv_len + p) * width;
+      std::copy(from, from + width, into.begin() + p * width);
+    }
+  };
+  const Mask& mask = spec.masks.unique[0];  // decode specs have one mask: causal or local
+  for (int64_t b = 0; b < sh.batch; ++b) {
+    for (int64_t g = 0; g < sh.kv_heads; ++g) {
+      gather(in.k, b, g, sh.head_dim, k);
+      gather(in.v, b, g, sh.head_dim_v, v);
+      for (int64_t h = g * sh.group(); h < (g + 1) * sh.group(); ++h) {
+        for (int64_t t = 0; t < sh.q_len; ++t) {
+          const int64_t row_index = (b * sh.q_heads + h) * sh.q_len + t;
+          // The mask at the token's position keeps no position past it, so none past kv_lens[b].
+          const Row row{in.kv_lens[b] - sh.q_len + t, &mask, nullptr, 0, in.q.data() + row_index * sh.head_dim,
+                        k.data(), v.data(), spec.sinks ? &in.sinks[h] : nullptr};
+          result.lse[row_index] = attend_row(spec, row, keep, s, result.out.data() + row_index * sh.head_dim_v);
+        }
+      }
+    }
+  }
+  return result;
+}
+
 }  // namespace kgen

@@ -41,4 +41,26 @@ using RowFilter = std::function<bool(int64_t b, int64_t h, int64_t i)>;
 AttentionOutputs dense_attention(const Spec& spec, const AttentionInputs& inputs,
                                  const RowFilter& only = {});
 
+// The run-time inputs of a decode kernel (docs/spec-format.md §8, docs/decode.md).
+struct DecodeInputs {
+  std::vector<double> q;  // [batch][q_heads][q_len][head_dim]: the new tokens
+  // The cache. Contiguous: [batch][kv_heads][kv_len][head_dim] (v: head_dim_v), as the forward's.
+  // Paged: a pool [kv_heads][pages][page_size][head_dim]; position p of sequence b lies in page
+  // page_table[b][p / page_size], at row p % page_size.
+  std::vector<double> k;
+  std::vector<double> v;
+  std::vector<int32_t> kv_lens;     // [batch]: valid positions, the new tokens included; in [q_len, kv_len]
+  std::vector<int32_t> page_table;  // [batch][kv_len / page_size]; empty unless paged
+  std::vector<float> sinks;         // [q_heads]; empty unless spec.sinks
+};
+
+// Throws std::invalid_argument naming the array whose size or values do not fit the spec: a
+// kv_lens entry outside [q_len, kv_len], a page index outside the pool.
+void check_decode_inputs(const Spec& spec, const DecodeInputs& inputs);
+
+// docs/spec-format.md §8 in float64: new token t of sequence b is query position
+// kv_lens[b] - q_len + t of the spec's mask (causal or local), over the cache positions below
+// kv_lens[b]. out [batch][q_heads][q_len][head_dim_v], lse [batch][q_heads][q_len], always.
+AttentionOutputs dense_decode(const Spec& spec, const DecodeInputs& inputs);
+
 }  // namespace kgen

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <stdexcept>
+#include <string>
 
 #include "dtype_rounding.h"
 
@@ -171,6 +173,78 @@ std::vector<double> verification_dout(const Spec& spec, uint64_t seed) {
   std::vector<double> dout(static_cast<std::size_t>(sh.batch * sh.q_heads * sh.q_len * sh.head_dim_v));
   for (double& value : dout) value = round_to_dtype(draws.signed_unit(), spec.dtype);
   return dout;
+}
+
+DecodeInputs decode_verification_inputs(const Spec& spec, const std::vector<int32_t>& kv_lens, uint64_t seed) {
+  const Shape& sh = spec.shape;
+  AttentionInputs dense = verification_inputs(spec, seed);
+  DecodeInputs in;
+  in.q = std::move(dense.q);
+  in.sinks = std::move(dense.sinks);
+  in.kv_lens = kv_lens;
+  // Past a sequence's length the cache holds whatever an earlier sequence left: here a value
+  // large enough that reading it unmasked ruins the result.
+  const double garbage = round_to_dtype(1000.0, spec.dtype);
+  for (int64_t b = 0; b < sh.batch; ++b)
+    for (int64_t g = 0; g < sh.kv_heads; ++g)
+      for (int64_t p = kv_lens[static_cast<std::size_t>(b)]; p < sh.kv_len; ++p) {
+        const int64_t row = (b * sh.kv_heads + g) * sh.kv_len + p;
+        std::fill_n(dense.k.begin() + row * sh.head_dim, sh.head_dim, garbage);
+        std::fill_n(dense.v.begin() + row * sh.head_dim_v, sh.head_dim_v, -garbage);
+      }
+  if (!spec.decode->paged()) {
+    in.k = std::move(dense.k);
+    in.v = std::move(dense.v);
+    return in;
+  }
+  const int64_t page = spec.decode->page_size, pages = spec.decode->pages;
+  const int64_t per_sequence = sh.kv_len / page;
+  // The pages that hold positions below kv_lens come from a seeded permutation of the pool, each
+  // once; the table's entries past a sequence's length name any page (the kernel must not read
+  // them, as a serving system's stale entries).
+  std::vector<int32_t> order(static_cast<std::size_t>(pages));
+  for (int64_t k = 0; k < pages; ++k) order[static_cast<std::size_t>(k)] = static_cast<int32_t>(k);
+  Draws draws(seed ^ 0x5eed'9a9e'5ull);
+  for (int64_t k = pages - 1; k > 0; --k) std::swap(order[static_cast<std::size_t>(k)], order[static_cast<std::size_t>(draws.below(k + 1))]);
+  in.page_table.resize(static_cast<std::size_t>(sh.batch * per_sequence));
+  std::size_t used = 0;
+  for (int64_t b = 0; b < sh.batch; ++b)
+    for (int64_t n = 0; n < per_sequence; ++n) {
+      int32_t& entry = in.page_table[static_cast<std::size_t>(b * per_sequence + n)];
+      if (n * page >= kv_lens[static_cast<std::size_t>(b)]) {
+        entry = static_cast<int32_t>(draws.below(pages));
+        continue;
+      }
+      if (used == order.size())
+        throw std::invalid_argument("paged.pages: the pool's " + std::to_string(pages) +
+                                    " pages cannot hold the cache of kv_lens " + std::to_string(kv_lens[static_cast<std::size_t>(b)]) +
+                                    " and the sequences before it");
+      entry = order[used++];
+    }
+  in.k.assign(static_cast<std::size_t>(sh.kv_heads * pages * page * sh.head_dim), garbage);
+  in.v.assign(static_cast<std::size_t>(sh.kv_heads * pages * page * sh.head_dim_v), -garbage);
+  for (int64_t b = 0; b < sh.batch; ++b)
+    for (int64_t g = 0; g < sh.kv_heads; ++g)
+      for (int64_t p = 0; p < (kv_lens[static_cast<std::size_t>(b)] + page - 1) / page * page; ++p) {
+        const int64_t from = (b * sh.kv_heads + g) * sh.kv_len + p;
+        const int64_t to = (g * pages + in.page_table[static_cast<std::size_t>(b * per_sequence + p / page)]) * page + p % page;
+        std::copy_n(dense.k.begin() + from * sh.head_dim, sh.head_dim, in.k.begin() + to * sh.head_dim);
+        std::copy_n(dense.v.begin() + from * sh.head_dim_v, sh.head_dim_v, in.v.begin() + to * sh.head_dim_v);
+      }
+  return in;
+}
+
+std::vector<int32_t> decode_length_cases(const Spec& spec, const std::vector<int64_t>& edges) {
+  const int64_t lo = spec.shape.q_len, hi = spec.shape.kv_len;
+  std::vector<int64_t> lengths = {lo, hi};
+  for (int64_t edge : edges)
+    for (int64_t length : {edge - 1, edge, edge + 1}) lengths.push_back(length);
+  std::vector<int32_t> cases;
+  for (int64_t length : lengths)
+    if (length >= lo && length <= hi) cases.push_back(static_cast<int32_t>(length));
+  std::sort(cases.begin(), cases.end());
+  cases.erase(std::unique(cases.begin(), cases.end()), cases.end());
+  return cases;
 }
 
 }  // namespace kgen

@@ -51,4 +51,18 @@ AttentionInputs verification_inputs(const Spec& spec, uint64_t seed);
 // uniform in (-1, 1), rounded to spec.dtype, from its own stream of `seed`.
 std::vector<double> verification_dout(const Spec& spec, uint64_t seed);
 
+// A decode check's inputs (docs/spec-format.md §8, docs/verification.md "Decode"): q (the new
+// tokens) and the cache drawn as verification_inputs draws the forward's q, k and v (rising and
+// falling rows across the cache, sinks); kv_lens as given; every cache position at or past
+// kv_lens[b] overwritten with large finite values, so a kernel that reads past a sequence's
+// length without masking it fails; for a paged spec, the cache scattered into a pool through a
+// page table that is a seeded permutation of the pool (no sequence's pages in order), the
+// pages no table names filled with the same large values.
+DecodeInputs decode_verification_inputs(const Spec& spec, const std::vector<int32_t>& kv_lens, uint64_t seed);
+
+// The lengths a decode check covers: q_len (one token's worth: kv_lens of 1 when q_len is 1),
+// each of `edges` (kv block and page sizes and their multiples) and its neighbours ±1, and the
+// full capacity kv_len; within [q_len, kv_len], ascending, each once.
+std::vector<int32_t> decode_length_cases(const Spec& spec, const std::vector<int64_t>& edges);
+
 }  // namespace kgen

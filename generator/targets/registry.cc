@@ -47,6 +47,7 @@ const char* plan_pass_name(PlanPass pass) {
     case PlanPass::kForward: return "forward";
     case PlanPass::kDq: return "dq";
     case PlanPass::kDkv: return "dkv";
+    case PlanPass::kDecode: return "decode";
   }
   return "?";
 }

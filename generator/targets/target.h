@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "decode_splits.h"
 #include "json_fields.h"
 #include "kernel_plans.h"
 #include "receipts.h"
@@ -36,8 +37,9 @@ struct TilingViolation {
 // The kernel whose block plan `kgen plan --pass` prints (docs/spec-format.md §7): the forward;
 // the backward's dq kernel (the forward's walk, at the backward tiles); its dkv kernel (kv
 // block by kv block, at the backward tiles).
-enum class PlanPass { kForward, kDq, kDkv };
-const char* plan_pass_name(PlanPass pass);  // "forward", "dq", "dkv"
+// A decode spec has one pass, its split decode kernel (and the combine that merges the splits).
+enum class PlanPass { kForward, kDq, kDkv, kDecode };
+const char* plan_pass_name(PlanPass pass);  // "forward", "dq", "dkv", "decode"
 
 class Target {
  public:
@@ -68,6 +70,13 @@ class Target {
   virtual std::vector<KernelPlan> backward_plans(const Spec& spec) const = 0;
   // SpecError (path "--pass") for a pass this target or spec has no kernel for.
   virtual Json plan_json(const Spec& spec, PlanPass pass) const = 0;
+  // A decode spec's split of its KV walk (docs/decode.md): as written, else chosen for this
+  // target's chip.
+  virtual DecodeSplits decode_split(const Spec& spec) const = 0;
+  // Why the target generates no decode kernel for a decode spec, or nothing.
+  virtual std::optional<std::string> decode_unsupported(const Spec&) const {
+    return std::string("target ") + name() + " generates no decode kernel yet";
+  }
   virtual void explain(std::ostream& out, const Spec& spec) const = 0;
   // What its receipts cover and must hold (docs/receipts.md); nothing while its kernels are
   // placeholders.

@@ -13,16 +13,18 @@ TileShape gpu_tile_shape(const Spec& spec, const GpuTarget& tiling) {
 void CudaTarget::parse(const Json& object, const std::string& path, Spec& spec) const {
   JsonFields fields(object, path);
   GpuTarget gpu;
-  gpu.block_q = fields.required_int("block_q", 1, kMaxBlock);
+  gpu.splits = parse_decode_splits(fields, spec);
+  if (!spec.decode) gpu.block_q = fields.required_int("block_q", 1, kMaxBlock);
   gpu.block_kv = fields.required_int("block_kv", 1, kMaxBlock);
   gpu.backward = parse_backward_tiles(fields, spec, /*has_block_kv_compute=*/false);
-  fields.reject_unknown({"block_q", "block_kv", "backward"});
+  fields.reject_unknown({"block_q", "block_kv", "backward", "splits"});
   spec.*section_ = gpu;
 }
 
+// A decode kernel's block_q is its q tile: the group's q heads times the new tokens.
 Tiling CudaTarget::tiling(const Spec& spec) const {
   const GpuTarget& gpu = *(spec.*section_);
-  return Tiling{gpu.block_q, gpu.block_kv, 0};
+  return Tiling{spec.decode ? decode_rows(spec) : gpu.block_q, gpu.block_kv, 0};
 }
 
 std::optional<TilingViolation> CudaTarget::check_tiling(const Spec& spec, const Tiling& tiling) const {
@@ -37,12 +39,16 @@ std::optional<TilingViolation> CudaTarget::check_tiling(const Spec& spec, const 
     return TilingViolation{"shape.head_dim", std::to_string(d) + " with head_dim_v " + std::to_string(dv),
                            "for target " + target +
                                ": head_dim = head_dim_v in {64, 128, 256}, or 192 with head_dim_v 128 or 192"};
-  rules.require(tiling.block_q > 0 && tiling.block_q % kRowsPerConsumerWarpgroup == 0 && tiling.block_q <= 192,
-                "block_q", std::to_string(tiling.block_q), "64, 128 or 192 (one consumer warpgroup per 64 rows)");
   rules.require(tiling.block_kv > 0 && tiling.block_kv % 16 == 0 && tiling.block_kv <= 256, "block_kv",
                 std::to_string(tiling.block_kv), "a multiple of 16 up to 256 (the wgmma/tcgen05 N granularity)");
+  if (spec.decode) {
+    if (!rules.violation()) add_decode_rules(spec, tiling.block_kv, (spec.*section_)->splits, rules);
+    return rules.violation();
+  }
+  rules.require(tiling.block_q > 0 && tiling.block_q % kRowsPerConsumerWarpgroup == 0 && tiling.block_q <= 192,
+                "block_q", std::to_string(tiling.block_q), "64, 128 or 192 (one consumer warpgroup per 64 rows)");
   if (rules.violation()) return rules.violation();
-  const MemoryBudget smem = smem_budget(spec, GpuTarget{tiling.block_q, tiling.block_kv, std::nullopt});
+  const MemoryBudget smem = smem_budget(spec, gpu_tiles(tiling));
   rules.at_most("block_kv", smem.total(), kGpuSmemLimit,
                 std::to_string(tiling.block_kv) + " with block_q " + std::to_string(tiling.block_q) +
                     " (shared memory " + kib(smem.total()) + ")",
@@ -75,13 +81,27 @@ std::vector<KernelPlan> CudaTarget::backward_plans(const Spec& spec) const {
   return plan_backward(spec, backward_tiling(spec));
 }
 
+DecodeWork CudaTarget::decode_work(const Spec& spec) const {
+  const int64_t row_tiles = (decode_rows(spec) + kRowsPerConsumerWarpgroup - 1) / kRowsPerConsumerWarpgroup;
+  return DecodeWork{spec.shape.batch * spec.shape.kv_heads * row_tiles,
+                    decode_kv_blocks(spec, (spec.*section_)->block_kv), sms_};
+}
+
+DecodeSplits CudaTarget::decode_split(const Spec& spec) const {
+  return decode_splits(decode_work(spec), (spec.*section_)->splits);
+}
+
 Json CudaTarget::plan_json(const Spec& spec, PlanPass pass) const {
+  if (spec.decode.has_value() != (pass == PlanPass::kDecode))
+    throw SpecError("--pass", std::string("\"") + plan_pass_name(pass) + "\"",
+                    spec.decode ? "decode (the spec's kind is attention_decode)" : "forward");
+  if (spec.decode) return decode_plan_json(spec, name_, (spec.*section_)->block_kv, decode_work(spec), decode_split(spec));
   if (pass != PlanPass::kForward)
     throw SpecError("--pass", std::string("\"") + plan_pass_name(pass) + "\"",
                     std::string("forward (target ") + name_ +
                         " plans no dq or dkv kernel: its backward is one kernel, which kgen explain shows)");
   const Tiling t = tiling(spec);
-  const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads, gpu_tile_shape(spec, GpuTarget{t.block_q, t.block_kv, std::nullopt}));
+  const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads, gpu_tile_shape(spec, gpu_tiles(t)));
   const int64_t q_blocks = lists.tiles.q_blocks();
   auto per_row = [&](const std::vector<std::vector<int32_t>>& blocks) {
     Json rows = Json::array();
@@ -113,6 +133,11 @@ void CudaTarget::explain_grid(std::ostream& out, const Spec& spec, const TileSha
 
 void CudaTarget::explain(std::ostream& out, const Spec& spec) const {
   const GpuTarget& gpu = *(spec.*section_);
+  if (spec.decode) {
+    out << "\n  " << name_ << ": block_kv " << gpu.block_kv << "\n";
+    explain_decode(out, spec, gpu.block_kv, decode_work(spec), decode_split(spec), "SMs");
+    return;
+  }
   const TileShape tiles = gpu_tile_shape(spec, gpu);
   const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads, tiles);
   out << "\n  " << name_ << ": block_q " << gpu.block_q << ", block_kv " << gpu.block_kv << "\n";

@@ -7,6 +7,7 @@
 
 #include "block_plan.h"
 #include "memory_budget.h"
+#include "targets/decode_rules.h"
 #include "targets/target.h"
 #include "targets/tiling_rules.h"
 
@@ -17,10 +18,20 @@ constexpr int64_t kRowsPerConsumerWarpgroup = 64;
 
 TileShape gpu_tile_shape(const Spec& spec, const GpuTarget& tiling);
 
+// A target section holding just `tiling`'s block sizes (for the budgets and tile shapes a
+// tiling other than the spec's is judged by).
+inline GpuTarget gpu_tiles(const Tiling& tiling) {
+  GpuTarget tiles;
+  tiles.block_q = tiling.block_q;
+  tiles.block_kv = tiling.block_kv;
+  return tiles;
+}
+
 class CudaTarget : public Target {
  public:
-  CudaTarget(const char* name, const char* arch, std::optional<GpuTarget> Spec::*section)
-      : name_(name), arch_(arch), section_(section) {}
+  // `sms`: the streaming multiprocessors of the part the kernels are planned for.
+  CudaTarget(const char* name, const char* arch, std::optional<GpuTarget> Spec::*section, int64_t sms)
+      : name_(name), arch_(arch), section_(section), sms_(sms) {}
 
   const char* name() const final { return name_; }
   const char* cuda_arch() const final { return arch_; }
@@ -37,6 +48,7 @@ class CudaTarget : public Target {
   std::vector<KernelPlan> backward_plans(const Spec& spec) const final;
   Json plan_json(const Spec& spec, PlanPass pass) const final;
   void explain(std::ostream& out, const Spec& spec) const final;
+  DecodeSplits decode_split(const Spec& spec) const final;
 
  protected:
   // The forward kernel's shared memory at `tiles`.
@@ -60,9 +72,13 @@ class CudaTarget : public Target {
   virtual void explain_grid(std::ostream& out, const Spec& spec, const TileShape& tiles) const;
 
  private:
+  // Units: one per (batch, kv head, 64 rows of its q tile), as many side by side as SMs.
+  DecodeWork decode_work(const Spec& spec) const;
+
   const char* name_;
   const char* arch_;
   std::optional<GpuTarget> Spec::*section_;
+  int64_t sms_;
 };
 
 }  // namespace kgen

@@ -81,7 +81,7 @@ int64_t cuda_tile_entries(const KvBlockLists& lists) {
 
 void add_forward_table_rules(const Spec& spec, const Tiling& tiling, TilingRules& rules) {
   const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads,
-                                                  gpu_tile_shape(spec, GpuTarget{tiling.block_q, tiling.block_kv, std::nullopt}));
+                                                  gpu_tile_shape(spec, gpu_tiles(tiling)));
   const int64_t entries = cuda_tile_entries(lists);
   const std::string blocks = std::to_string(tiling.block_kv) + " with block_q " + std::to_string(tiling.block_q);
   rules.at_most("block_q", entries, kCudaMaxTileEntries,

@@ -12,7 +12,7 @@ namespace {
 
 class Sm100a final : public CudaTarget {
  public:
-  Sm100a() : CudaTarget("sm100a", "sm_100a", &Spec::sm100a) {}
+  Sm100a() : CudaTarget("sm100a", "sm_100a", &Spec::sm100a, /*sms=*/148) {}  // a B200
   KernelPlan plan(const Spec& spec) const override { return plan_sm100a_kernel(spec); }
 
   // The kernel, the launcher header and the runtime headers it is compiled with; compiled and

@@ -12,7 +12,7 @@ namespace {
 
 class Sm90a final : public CudaTarget {
  public:
-  Sm90a() : CudaTarget("sm90a", "sm_90a", &Spec::sm90a) {}
+  Sm90a() : CudaTarget("sm90a", "sm_90a", &Spec::sm90a, /*sms=*/132) {}  // an H100 SXM
   KernelPlan plan(const Spec& spec) const override { return plan_sm90a_kernel(spec); }
 
   std::optional<std::string> backward_unsupported(const Spec& spec) const override {
@@ -22,7 +22,7 @@ class Sm90a final : public CudaTarget {
     return Tiling{kSm90aBackwardBlockQ, sm90a_default_backward_block_kv(spec.shape), 0};
   }
   std::vector<KernelPlan> plan_backward(const Spec& spec, const Tiling& tiling) const override {
-    return {plan_sm90a_backward_kernel(spec, GpuTarget{tiling.block_q, tiling.block_kv, std::nullopt})};
+    return {plan_sm90a_backward_kernel(spec, gpu_tiles(tiling))};
   }
 
   // The kernel, the launcher header, the backward's (where generated) and the runtime headers
@@ -67,7 +67,7 @@ class Sm90a final : public CudaTarget {
                         std::to_string(spec.shape.head_dim_v) +
                         " (two consumer warpgroups share the 64 kv rows' dK and dV columns)");
     if (rules.violation()) return;
-    const GpuTarget tiles{tiling.block_q, tiling.block_kv, std::nullopt};
+    const GpuTarget tiles = gpu_tiles(tiling);
     const MemoryBudget smem = sm90a_backward_smem_budget(spec, tiles);
     rules.at_most("block_kv", smem.total(), kGpuSmemLimit,
                   std::to_string(tiling.block_kv) + " (shared memory " + kib(smem.total()) + ")",
@@ -87,7 +87,7 @@ class Sm90a final : public CudaTarget {
   }
 
   void explain_backward(std::ostream& out, const Spec& spec, const Tiling& tiling) const override {
-    const GpuTarget tiles{tiling.block_q, tiling.block_kv, std::nullopt};
+    const GpuTarget tiles = gpu_tiles(tiling);
     const TileShape shape = gpu_tile_shape(spec, tiles);
     const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads, shape);
     const Shape& s = spec.shape;

@@ -13,14 +13,17 @@ struct TpuGeneration {
   int64_t vmem_bytes;  // per TensorCore
   int64_t smem_bytes;  // scalar memory, where the block plan is prefetched
   int64_t mxu_width;   // 128x128 systolic arrays up to v5, 256x256 from v6e
+  // TensorCores one kernel's "parallel" grid dimensions are split across: 2 where two cores
+  // act as one device (megacore: v4, v5p), else 1 (v7's two cores are two devices).
+  int64_t kernel_cores;
 };
 
 inline const std::vector<TpuGeneration>& tpu_generations() {
   constexpr int64_t kMiB = int64_t{1} << 20;
   static const std::vector<TpuGeneration> table = {
-      {"v4", 16 * kMiB, 1 * kMiB, 128},   {"v5e", 128 * kMiB, 1 * kMiB, 128},
-      {"v5p", 64 * kMiB, 1 * kMiB, 128},  {"v6e", 128 * kMiB, 1 * kMiB, 256},
-      {"v7", 64 * kMiB, 1 * kMiB, 256},
+      {"v4", 16 * kMiB, 1 * kMiB, 128, 2},   {"v5e", 128 * kMiB, 1 * kMiB, 128, 1},
+      {"v5p", 64 * kMiB, 1 * kMiB, 128, 2},  {"v6e", 128 * kMiB, 1 * kMiB, 256, 1},
+      {"v7", 64 * kMiB, 1 * kMiB, 256, 1},
   };
   return table;
 }

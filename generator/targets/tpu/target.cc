@@ -5,6 +5,7 @@
 #include "diagnostics.h"
 #include "explain.h"
 #include "memory_budget.h"
+#include "targets/decode_rules.h"
 #include "targets/target.h"
 #include "targets/tiling_rules.h"
 #include "targets/tpu/backward_plan.h"
@@ -30,7 +31,7 @@ SplashPlan splash_plan(const Spec& spec, const Tiling& tiling, SplashPass pass =
 }
 
 TpuTarget tpu_at(const Spec& spec, const Tiling& tiling) {
-  return TpuTarget{spec.tpu->generation, tiling.block_q, tiling.block_kv, tiling.block_kv_compute, std::nullopt};
+  return TpuTarget{spec.tpu->generation, tiling.block_q, tiling.block_kv, tiling.block_kv_compute, std::nullopt, std::nullopt};
 }
 
 // One kernel's claim on the tiling: its VMEM working set and the plan it prefetches to SMEM.
@@ -116,22 +117,37 @@ class Tpu final : public Target {
       for (const TpuGeneration& g : tpu_generations()) names += (names.empty() ? "" : ", ") + std::string(g.name);
       throw SpecError(fields.path_of("generation"), describe_value(fields.raw("generation")), "one of " + names);
     }
-    tpu.block_q = fields.required_int("block_q", 1, kMaxBlock);
+    tpu.splits = parse_decode_splits(fields, spec);
+    if (!spec.decode) tpu.block_q = fields.required_int("block_q", 1, kMaxBlock);
     tpu.block_kv = fields.required_int("block_kv", 1, kMaxBlock);
     tpu.block_kv_compute = fields.optional_int("block_kv_compute", 1, kMaxBlock).value_or(tpu.block_kv);
     tpu.backward = parse_backward_tiles(fields, spec, /*has_block_kv_compute=*/true);
-    fields.reject_unknown({"generation", "block_q", "block_kv", "block_kv_compute", "backward"});
+    fields.reject_unknown({"generation", "block_q", "block_kv", "block_kv_compute", "backward", "splits"});
     spec.tpu = tpu;
   }
 
+  // A decode kernel's block_q is its q tile: the group's q heads times the new tokens.
   Tiling tiling(const Spec& spec) const override {
-    return Tiling{spec.tpu->block_q, spec.tpu->block_kv, spec.tpu->block_kv_compute};
+    return Tiling{spec.decode ? decode_rows(spec) : spec.tpu->block_q, spec.tpu->block_kv, spec.tpu->block_kv_compute};
   }
 
   std::optional<TilingViolation> check_tiling(const Spec& spec, const Tiling& tiling) const override {
+    if (spec.decode) {
+      // kv positions lie on lanes in the decode kernel's scores, as in the forward's.
+      TilingRules rules(kPath);
+      rules.multiple("block_kv", tiling.block_kv, kTpuLanes, "the lane width");
+      rules.multiple("block_kv_compute", tiling.block_kv_compute, kTpuLanes, "the lane width");
+      rules.divides("block_kv_compute", tiling.block_kv_compute, "block_kv", tiling.block_kv);
+      if (!rules.violation()) add_decode_rules(spec, tiling.block_kv, spec.tpu->splits, rules);
+      return rules.violation();
+    }
     return check_tpu_tiling(spec, tiling, kPath,
                             {{"", tpu_vmem_budget(spec, tpu_at(spec, tiling)), SplashPass::kForward}});
   }
+
+  // Units: batch x kv heads, each one q tile; the chip runs as many side by side as a kernel has
+  // TensorCores (2 with megacore, else 1: a split then only helps across devices).
+  DecodeSplits decode_split(const Spec& spec) const override { return decode_splits(decode_work(spec), spec.tpu->splits); }
 
   // The forward's tiles, unless its backward section says otherwise; when the backward kernels'
   // larger working set does not fit at those, block_kv_compute and then block_q are halved
@@ -183,6 +199,10 @@ class Tpu final : public Target {
   // §7); the backward passes at the backward tiles. `grid` is the kernel's: [batch, heads, q
   // blocks, kv steps], or for dkv [batch, kv blocks, heads, q steps].
   Json plan_json(const Spec& spec, PlanPass pass) const override {
+    if (spec.decode.has_value() != (pass == PlanPass::kDecode))
+      throw SpecError("--pass", std::string("\"") + plan_pass_name(pass) + "\"",
+                      spec.decode ? "decode (the spec's kind is attention_decode)" : "forward, dq or dkv");
+    if (spec.decode) return decode_plan_json(spec, name(), spec.tpu->block_kv, decode_work(spec), decode_split(spec));
     if (pass != PlanPass::kForward && !spec.backward)
       throw SpecError("--pass", std::string("\"") + plan_pass_name(pass) + "\"",
                       "forward (the spec has no \"backward\": true)");
@@ -211,8 +231,14 @@ class Tpu final : public Target {
   }
 
   void explain(std::ostream& out, const Spec& spec) const override {
-    const SplashPlan plan = tpu_splash_plan(spec);
     const TpuTarget& tpu = *spec.tpu;
+    if (spec.decode) {
+      out << "\n  tpu (" << tpu.generation << "): block_kv " << tpu.block_kv << ", block_kv_compute "
+          << tpu.block_kv_compute << "\n";
+      explain_decode(out, spec, tpu.block_kv, decode_work(spec), decode_split(spec), "TensorCore(s) per kernel");
+      return;
+    }
+    const SplashPlan plan = tpu_splash_plan(spec);
     const Shape& s = spec.shape;
     out << "\n  tpu (" << tpu.generation << "): block_q " << tpu.block_q << ", block_kv " << tpu.block_kv
         << ", block_kv_compute " << tpu.block_kv_compute << "\n";
@@ -231,6 +257,11 @@ class Tpu final : public Target {
   }
 
  private:
+  DecodeWork decode_work(const Spec& spec) const {
+    return DecodeWork{spec.shape.batch * spec.shape.kv_heads, decode_kv_blocks(spec, spec.tpu->block_kv),
+                      find_tpu_generation(spec.tpu->generation)->kernel_cores};
+  }
+
   void explain_backward(std::ostream& out, const Spec& spec, int64_t vmem_bytes) const {
     const Tiling tiles = backward_tiling(spec);
     const SplashPlan dkv = splash_plan(spec, tiles, SplashPass::kDkv);
