@@ -47,6 +47,9 @@ struct GpuTarget {
   int64_t block_kv = 0;
   std::optional<BackwardTiles> backward;
   std::optional<int64_t> splits;  // decode, as for the tpu
+  // sm100a only: the cap on its persistent grid as written ("persistent_ctas"); absent, the
+  // target's default (one CTA per SM of a B200).
+  std::optional<int64_t> persistent_ctas;
 };
 
 // "kind": "attention_decode" (docs/spec-format.md §8): shape.q_len new tokens per sequence

@@ -17,7 +17,9 @@ void CudaTarget::parse(const Json& object, const std::string& path, Spec& spec) 
   if (!spec.decode) gpu.block_q = fields.required_int("block_q", 1, kMaxBlock);
   gpu.block_kv = fields.required_int("block_kv", 1, kMaxBlock);
   gpu.backward = parse_backward_tiles(fields, spec, /*has_block_kv_compute=*/false);
-  fields.reject_unknown({"block_q", "block_kv", "backward", "splits"});
+  std::vector<std::string> known{"block_q", "block_kv", "backward", "splits"};
+  parse_options(fields, gpu, known);
+  fields.reject_unknown(known);
   spec.*section_ = gpu;
 }
 

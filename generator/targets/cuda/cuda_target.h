@@ -55,6 +55,9 @@ class CudaTarget : public Target {
   virtual MemoryBudget smem_budget(const Spec& spec, const GpuTarget& tiles) const { return gpu_smem_budget(spec, tiles); }
   // The architecture's own rules, run after the shared ones have passed.
   virtual void add_rules(const Spec& spec, const Tiling& tiling, TilingRules& rules) const = 0;
+  // Keys of its spec section beyond the shared ones: reads them into `gpu` (types and ranges
+  // only) and adds their names to `known`.
+  virtual void parse_options(JsonFields&, GpuTarget&, std::vector<std::string>&) const {}
 
   // The backward, per architecture. Why it has no backward kernel for `spec`, or nothing.
   virtual std::optional<std::string> backward_unsupported(const Spec&) const {

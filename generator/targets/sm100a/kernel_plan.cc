@@ -28,7 +28,7 @@ int64_t sm100a_mma_per_tile(int64_t head_dim, int64_t block_kv) { return head_di
 Sm100aPersistentGrid sm100a_persistent_grid(const Spec& spec) {
   const TileShape tiles = gpu_tile_shape(spec, *spec.sm100a);
   const int64_t work_items = spec.shape.batch * spec.shape.q_heads * tiles.q_blocks();
-  return {work_items, std::min(work_items, kSm100aPersistentCtas)};
+  return {work_items, std::min(work_items, spec.sm100a->persistent_ctas.value_or(kSm100aPersistentCtas))};
 }
 
 KernelPlan plan_sm100a_kernel(const Spec& spec) {

@@ -16,7 +16,8 @@ constexpr int64_t kSm100aBlockQ = 128;
 // Softmax, correction, and the MMA/load warpgroup.
 constexpr int64_t kSm100aThreads = 384;
 // Persistent CTAs: one per SM of a B200 (148) at most, each walking every 148th work item.
-// On a part with fewer SMs the CTAs beyond its count run as a second wave: correct, slower.
+// On a part with fewer SMs the CTAs beyond its count run as a second wave: correct, slower;
+// a spec may cap the grid lower ("targets.sm100a.persistent_ctas", docs/spec-format.md §5).
 constexpr int64_t kSm100aPersistentCtas = 148;
 
 // Registers per thread of each warpgroup after the role split (setmaxnreg); 128 threads each
@@ -40,7 +41,7 @@ int64_t sm100a_tmem_columns(int64_t block_kv, int64_t head_dim_v);
 int64_t sm100a_mma_per_tile(int64_t head_dim, int64_t block_kv);
 
 // The persistent grid: the work items, one per (batch, head, q block), and the CTAs that
-// walk them, min(work items, kSm100aPersistentCtas).
+// walk them, min(work items, the spec's persistent_ctas or kSm100aPersistentCtas).
 struct Sm100aPersistentGrid {
   int64_t work_items;
   int64_t ctas;

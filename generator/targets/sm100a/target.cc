@@ -1,7 +1,10 @@
 // The sm100a target: FlashAttention-4-class kernels on CUTLASS/CuTe for Blackwell
 // (docs/sm100a-kernel.md). Compiled and inspected only: no Blackwell GPU exists here.
+#include <cstdint>
+#include <limits>
 #include <ostream>
 
+#include "diagnostics.h"
 #include "memory_budget.h"
 #include "targets/cuda/cuda_target.h"
 #include "targets/cuda/forward_plan.h"
@@ -30,8 +33,19 @@ class Sm100a final : public CudaTarget {
   void explain_grid(std::ostream& out, const Spec& spec, const TileShape& tiles) const override {
     const Sm100aPersistentGrid grid = sm100a_persistent_grid(spec);
     out << "    work items [batch, heads, q blocks] = [" << spec.shape.batch << ", " << spec.shape.q_heads << ", "
-        << tiles.q_blocks() << "] = " << grid.work_items << ", walked by " << grid.ctas
-        << " persistent CTAs (docs/sm100a-kernel.md)\n";
+        << tiles.q_blocks() << "] = " << grid.work_items << ", walked by " << grid.ctas << " persistent CTAs (";
+    if (spec.sm100a->persistent_ctas) out << "persistent_ctas " << *spec.sm100a->persistent_ctas << "; ";
+    out << "docs/sm100a-kernel.md)\n";
+  }
+
+  void parse_options(JsonFields& fields, GpuTarget& gpu, std::vector<std::string>& known) const override {
+    known.push_back("persistent_ctas");
+    gpu.persistent_ctas = fields.optional_int("persistent_ctas", 1, std::numeric_limits<int32_t>::max());
+    if (gpu.persistent_ctas && *gpu.persistent_ctas > kSm100aPersistentCtas)
+      throw SpecError(fields.path_of("persistent_ctas"), std::to_string(*gpu.persistent_ctas),
+                      "at most " + std::to_string(kSm100aPersistentCtas) +
+                          " (one persistent CTA per SM of a B200; fewer cap the grid for a part with fewer SMs "
+                          "or a GPU shared with other work)");
   }
 
   void add_rules(const Spec& spec, const Tiling& tiling, TilingRules& rules) const override {
