@@ -60,7 +60,7 @@ class ClusterRunner {
       if (!unfinished) break;
       if (runnable.empty()) {
         // Threads that exited count as arrived at the cluster barrier.
-        if (cluster_.try_complete_barrier() || complete_one_async(rng)) {
+        if (cluster_.try_complete_barrier() || complete_one_needed_async(rng)) {
           ++progress;
           continue;
         }
@@ -119,9 +119,10 @@ class ClusterRunner {
       w.poisoned.assign(slots, 0);
       w.written_at.assign(slots, 0);
       w.read_at.assign(slots, 0);
-      // Its entry in the cluster's vector clocks (core/races.h), first epoch 1.
+      // Its entry in the cluster's vector clocks (core/races.h), first epoch 1; the clocks
+      // also have an entry per CTA for its tensor core (tensor_core_agent).
       w.agent = rank * 32 + k;
-      w.vc.assign(l_.cluster.count() * 32, 0);
+      w.vc.assign(l_.cluster.count() * (32 + 1), 0);
       w.vc[w.agent] = 1;
     }
     cta.smem.limit = p.dynamic_shared_address + l_.dynamic_shared;
@@ -144,6 +145,37 @@ class ClusterRunner {
     if (busy.empty()) return false;
     Cta* cta = busy.size() == 1 ? busy.front() : busy[rng() % busy.size()];
     return cta->complete_one_async();
+  }
+
+  // Every warp waits: completes one operation that a waiting warp may need, chosen by the seed.
+  // An operation whose completion only acts on an mbarrier no warp waits for (a copy nobody
+  // waits for yet, a tcgen05.commit's arrival) stays in flight, as late as the hardware may
+  // leave it, so that a CTA which exits without waiting for it is seen to; any operation when
+  // none is needed. False when none is in flight.
+  bool complete_one_needed_async(std::mt19937_64& rng) {
+    std::vector<std::pair<Cta*, AsyncOp*>> needed, any;
+    for (auto& cta : ctas_)
+      for (auto& op : cta->async_ops) {
+        if (op->done) continue;
+        any.emplace_back(cta.get(), op.get());
+        if (!idle(*op)) needed.emplace_back(cta.get(), op.get());
+      }
+    if (any.empty()) return false;
+    const auto& pool = needed.empty() ? any : needed;
+    const auto [cta, op] = pool[pool.size() == 1 ? 0 : rng() % pool.size()];
+    op->done = true;
+    op->complete();
+    std::erase_if(cta->async_ops, [](const std::unique_ptr<AsyncOp>& o) { return o->done; });
+    return true;
+  }
+
+  bool idle(const AsyncOp& op) const {
+    if (!op.signals_cta) return false;
+    for (const Warp* w : warps_)
+      if (w->live() && w->wait.kind == Wait::Kind::mbarrier && w->cta == op.signals_cta &&
+          w->wait.id == op.signals_mbarrier)
+        return false;
+    return true;
   }
 
   // Every warp of the CTA exited: its shared memory is gone, so a copy still reading or writing

@@ -65,15 +65,26 @@ void begin_async_write(Warp& w, const Decoded& d, Cta& target, uint32_t a, uint3
     if (s.mbarrier) w.fail(d, "bulk copy overwrites the mbarrier at shared " + hex(a + k), lane);
     if (s.async_reads)
       w.fail(d, "bulk copy into shared " + hex(a + k) + " while an asynchronous operation still reads it", lane);
+    // Two copies in flight into one byte land in either order: a stage refilled before its
+    // last copy was waited for.
+    if (s.async_writes)
+      w.fail(d, "bulk copy into shared " + hex(a + k) + " while an earlier copy still writes it: a missing wait", lane);
     const std::string race = async_access(w, s, true);
     if (!race.empty()) w.fail(d, "bulk copy into shared " + hex(a + k) + " " + race, lane);
     ++s.async_writes;
   }
 }
 
-void end_async_write(Cta& cta, uint32_t a, uint32_t bytes) {
+// The copy landed: its bytes are written on behalf of the mbarrier at `mbar` (races.h), which
+// its readers must have waited for (or synchronized with a warp that did).
+void end_async_write(Cta& cta, uint32_t a, uint32_t bytes, uint32_t mbar) {
   if (cta.exited) throw EmulationError("a bulk copy lands in the shared memory of a CTA that has exited");
-  for (uint32_t k = 0; k < bytes; ++k) --cta.smem.shadow[a + k].async_writes;
+  const auto barrier = cta.mbarriers.find(mbar);
+  for (uint32_t k = 0; k < bytes; ++k) {
+    ShadowByte& s = cta.smem.shadow[a + k];
+    --s.async_writes;
+    if (barrier != cta.mbarriers.end()) record_copy_write(barrier->second, s);
+  }
 }
 
 // Marks a store's source read by the async proxy; its bytes must have been fenced.
@@ -172,12 +183,16 @@ Step run_tensor_load(Warp& w, const Decoded& d, uint32_t mask) {
     release(w, issued);
     auto async = std::make_unique<AsyncOp>();
     async->what = w.where(d, lane);
+    if (targets.size() == 1) {
+      async->signals_cta = targets.front();
+      async->signals_mbarrier = mbar;
+    }
     async->complete = [targets, map, c, dst, mbar, bytes, issued, what = async->what] {
       for (Cta* target : targets) {
         if (target->exited)
           throw EmulationError(what + ": TMA load lands in cluster CTA rank " + std::to_string(target->rank) +
                                ", which has exited");
-        end_async_write(*target, dst, bytes);
+        end_async_write(*target, dst, bytes, mbar);
         const std::string error = tma_load_tile(map, c, target->smem.bytes, dst, global_reader(*target, what));
         if (!error.empty()) throw EmulationError(what + ": TMA load: " + error);
         mbarrier_complete_tx(*target, mbar, bytes, issued, what);
@@ -234,8 +249,10 @@ Step run_bulk_load(Warp& w, const Decoded& d, uint32_t mask) {
     release(w, issued);
     auto async = std::make_unique<AsyncOp>();
     async->what = w.where(d, lane);
+    async->signals_cta = &target;
+    async->signals_mbarrier = mbar;
     async->complete = [&target, dst, src, bytes, mbar, issued, what = async->what] {
-      end_async_write(target, dst, bytes);
+      end_async_write(target, dst, bytes, mbar);
       global_reader(target, what)(src, std::span<uint8_t>(target.smem.bytes.data() + dst, bytes));
       mbarrier_complete_tx(target, mbar, bytes, issued, what);
     };

@@ -2,6 +2,7 @@
 // complete when every expected arrival came and the transaction count is back to zero. A
 // try_wait that fails makes the warp yield until the phase changes (a spin is a wait), and it
 // also fails spuriously now and then, as the ISA allows, so kernels must loop.
+#include <algorithm>
 #include <sstream>
 
 #include "core/decode.h"
@@ -24,6 +25,9 @@ std::string complete_phase_if_done(MBarrier& b) {
   ++b.phase;
   b.pending = b.expected;
   b.completed = b.arrivals;
+  // Its waiters have seen the bytes its copies landed up to this phase (races.h).
+  if (b.completed.size() <= b.agent) b.completed.resize(b.agent + 1, 0);
+  b.completed[b.agent] = std::max<uint32_t>(b.completed[b.agent], static_cast<uint32_t>(b.phase));
   b.arrivals.assign(b.arrivals.size(), 0);
   return "";
 }
@@ -65,6 +69,7 @@ Step run_init(Warp& w, const Decoded& d, uint32_t mask) {
     b.init_line = d.in->line;
     b.init_agent = w.agent;
     b.init_stamp = w.vc[w.agent];
+    b.agent = mbarrier_agent(cta);
     cta.mbarriers[a] = b;
     for (uint32_t k = 0; k < 8; ++k) cta.smem.shadow[a + k].mbarrier = 1;
   });
@@ -173,7 +178,7 @@ MBarrier& mbarrier_at(Warp& w, const Decoded& d, uint32_t address) {
   return it->second;
 }
 
-void mbarrier_arrive(Warp& w, const Decoded& d, uint32_t address, uint32_t count) {
+void mbarrier_arrive(Warp& w, const Decoded& d, uint32_t address, uint32_t count, const VectorClock* released) {
   Cta& owner = mbarrier_owner(w, d, address);
   MBarrier& b = mbarrier_at(w, d, address);
   b.pending -= count;
@@ -181,7 +186,8 @@ void mbarrier_arrive(Warp& w, const Decoded& d, uint32_t address, uint32_t count
     w.fail(d, "over-arrival at the mbarrier at shared " + hex(address) + " (initialized at PTX line " +
                   std::to_string(b.init_line) + " for " + std::to_string(b.expected) + " arrivals per phase)" +
                   (&owner == w.cta ? std::string() : " of cluster CTA rank " + std::to_string(owner.rank)));
-  release(w, b.arrivals);
+  if (released) merge(b.arrivals, *released);
+  else release(w, b.arrivals);
   if (const std::string problem = complete_phase_if_done(b); !problem.empty()) w.fail(d, problem);
 }
 

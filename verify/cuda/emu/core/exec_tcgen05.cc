@@ -9,7 +9,14 @@
 // them is a finding too). It then waits in the CTA's tensor-core pipe, which the scheduler
 // completes at a time of its choosing, in issue order: D = A B^T (+ D) with f32 accumulation
 // in k order. A tcgen05.commit is a pipe entry behind the MMAs: when it runs, the MMAs its
-// thread issued before it are complete, and it arrives once on its mbarrier.
+// thread issued before it are complete, and its one arrival on its mbarrier becomes an async
+// operation of its own (arrivals of different commits are not ordered with each other).
+//
+// The tensor core is an agent of the race check (core/races.h): an MMA's shared-memory operand
+// bytes are checked at issue against unsynchronized generic writes, and recorded as read by
+// the tensor core when it completes; a commit's arrival releases the tensor core's clock, so a
+// later write to those bytes (a TMA refilling the stage) must come from a warp that waited for
+// such a commit, or synchronized with one that did.
 //
 // What is checked, beyond the operands' bounds and encodings:
 //   * tcgen05.alloc: ncols a power of two in 32..512, the allocation permit; it blocks while
@@ -30,7 +37,13 @@
 // Not checked: that a synchronization (mbarrier, bar.sync) actually lies between the fences
 // of a hand-off (a missing one is a race the shadow state sees only when the scheduler lets
 // it happen); the order of one warp's own tcgen05.st and later tcgen05.ld of the same cells;
-// whether a commit's mbarrier was published to the async proxy by fence.mbarrier_init.
+// whether a commit's mbarrier was published to the async proxy by fence.mbarrier_init; which
+// thread's MMAs a commit covers, for the race check (the tensor core's clock covers every MMA
+// of the CTA before the commit in the pipe, so a commit of another thread can order too much).
+// Not required: the fence pair around the hand-off of tcgen05.alloc's address through shared
+// memory. alloc is a synchronous tcgen05 instruction whose store is an ordinary weak store (PTX
+// ISA, tcgen05.alloc and "Memory Consistency Model for 5th generation of TensorCore
+// operations"); the fences order asynchronous tcgen05 operations only.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -42,6 +55,7 @@
 #include "core/decode.h"
 #include "core/lanes.h"
 #include "core/mbarrier.h"
+#include "core/races.h"
 #include "core/tensor_memory.h"
 #include "tensor/umma.h"
 
@@ -375,6 +389,10 @@ std::vector<float> read_operand(Warp& w, const Decoded& d, uint64_t desc, Major 
                         std::to_string(sh.unfenced_writer - 1) +
                         " with no fence.proxy.async since: the async proxy may not see the write");
         if (sh.mbarrier) w.fail(d, std::string("tcgen05.mma reads the mbarrier object at shared ") + hex(a + b));
+        // The tensor core reads after the issue: a generic write another warp made must be
+        // ordered before it (races.h).
+        const std::string race = async_access(w, sh, false);
+        if (!race.empty()) w.fail(d, std::string("tcgen05.mma ") + name + " at shared " + hex(a + b) + ": " + race);
         ++sh.async_reads;
         marked.push_back(a + b);
       }
@@ -383,6 +401,14 @@ std::vector<float> read_operand(Warp& w, const Decoded& d, uint64_t desc, Major 
       out[size_t{r} * s.k + k] = sign * element_value(s.format, raw);
     }
   return out;
+}
+
+// The tensor core takes in what an issuer had done (races.h); its clock starts at epoch 1.
+void tensor_core_acquire(Cta& cta, State& t, const VectorClock& issued) {
+  const uint32_t agent = tensor_core_agent(cta);
+  if (t.vc.size() <= agent) t.vc.resize(std::max<size_t>(issued.size(), agent + 1), 0);
+  if (!t.vc[agent]) t.vc[agent] = 1;
+  merge(t.vc, issued);
 }
 
 // Adds `entry` to the CTA's tensor-core pipe as an async op the scheduler completes (in order).
@@ -466,9 +492,11 @@ void issue_mma(Warp& w, const Decoded& d, int lane) {
   t.unpublished[w.lane_thread(lane)].push_back(seq);
 
   const bool a_negate = f.a_negate;
+  // The tensor core runs the MMA after everything its issuer had done (races.h).
   enqueue(w, d, lane, t, [&cta, s, seq, ts, a = std::move(a), b, marked = std::move(marked), dc, ac, a_columns, accumulate,
-                          scale_input_d, enabled, a_negate] {
+                          scale_input_d, enabled, a_negate, issued = w.vc] {
     State& t = tensor_memory(cta);
+    tensor_core_acquire(cta, t, issued);
     std::vector<float> av = a;
     if (ts) {  // A from tensor memory: row m is lane m; K elements packed low half first
       av.assign(size_t{s.m} * s.k, 0);
@@ -497,7 +525,12 @@ void issue_mma(Warp& w, const Decoded& d, int lane) {
         --c.mma_writes;
       }
     }
-    for (uint32_t byte : marked) --cta.smem.shadow[byte].async_reads;
+    // Its operands were read until now, by the tensor core: a later write (a TMA refilling the
+    // stage) must be ordered after the commit that publishes this MMA (races.h).
+    for (uint32_t byte : marked) {
+      --cta.smem.shadow[byte].async_reads;
+      record_tensor_core_read(tensor_core_agent(cta), t.vc, cta.smem.shadow[byte]);
+    }
     t.mmas[seq].complete = true;
   });
 }
@@ -519,16 +552,34 @@ Step run_commit(Warp& w, const Decoded& d, uint32_t mask) {
     }
     const uint32_t mbar = static_cast<uint32_t>(address);
     mbarrier_at(w, d, mbar);
+    Cta* owner = &mbarrier_owner(w, d, mbar);
     // The MMAs of this thread it tracks: those no completed commit phase covers yet.
     std::vector<uint64_t>& mine = t.unpublished[w.lane_thread(lane)];
     std::erase_if(mine, [&](uint64_t seq) { return t.published(cta, seq) != nullptr; });
     Warp* issuer = &w;
-    enqueue(w, d, lane, t, [&cta, issuer, &d, mbar, tracked = mine] {
+    // Its arrival publishes what the issuer had done by the commit (not what it does while the
+    // commit waits in the pipe) and what the tensor core did before it.
+    VectorClock committed;
+    release(w, committed);
+    enqueue(w, d, lane, t, [&cta, issuer, owner, &d, mbar, tracked = mine, committed, what = w.where(d, lane)] {
       State& t = tensor_memory(cta);
-      const uint64_t phase = mbarrier_at(*issuer, d, mbar).phase;
-      const uint64_t now = ++t.clock;
-      for (uint64_t seq : tracked) t.mmas[seq].publications.push_back(TmemPublication{mbar, phase + 1, now});
-      mbarrier_arrive(*issuer, d, mbar, 1);
+      tensor_core_acquire(cta, t, committed);
+      // The MMAs it tracks are complete. Its arrival on the mbarrier is asynchronous too, and
+      // the PTX ISA orders it after those MMAs only, not with other commits' arrivals: it lands
+      // when the scheduler decides (so a CTA that exits before waiting for it is reported).
+      auto arrival = std::make_unique<AsyncOp>();
+      arrival->what = what;
+      arrival->signals_cta = owner;
+      arrival->signals_mbarrier = shared_offset(mbar);
+      arrival->complete = [&cta, issuer, &d, mbar, tracked, released = t.vc] {
+        State& t = tensor_memory(cta);
+        const uint64_t phase = mbarrier_at(*issuer, d, mbar).phase;
+        const uint64_t now = ++t.clock;
+        for (uint64_t seq : tracked) t.mmas[seq].publications.push_back(TmemPublication{mbar, phase + 1, now});
+        mbarrier_arrive(*issuer, d, mbar, 1, &released);
+      };
+      cta.add_async(std::move(arrival));
+      ++t.vc[tensor_core_agent(cta)];  // the tensor core's next epoch: later reads need a later commit
     });
   });
   return Step::next;

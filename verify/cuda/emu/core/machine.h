@@ -57,6 +57,8 @@ struct Decoded {
   uint32_t imm = 0;         // family-specific constant (wgmma shape n, bulk rank, ...)
 };
 
+struct Cta;
+
 // One async unit's outstanding work, completed by the scheduler at a time of its choosing.
 struct AsyncOp {
   std::string what;              // for reports: the instruction and its PTX line
@@ -65,9 +67,14 @@ struct AsyncOp {
   bool cp_async = false;         // a non-bulk cp.async: its groups are cp.async.commit_group's
   uint64_t group = 0;            // bulk group sequence of that warp
   bool done = false;
+  // The mbarrier (an offset in signals_cta's shared memory) that its completion alone acts on
+  // (a copy's bytes, a tcgen05.commit's arrival); nullptr: none, or more. While no warp waits
+  // for that mbarrier, the scheduler leaves it in flight (core/cta_runner.cc).
+  Cta* signals_cta = nullptr;
+  uint32_t signals_mbarrier = 0;
 };
 
-// A vector clock over a cluster's warps (core/races.h).
+// A vector clock over a cluster's agents: its warps, tensor cores and mbarriers (core/races.h).
 using VectorClock = std::vector<uint32_t>;
 
 struct MBarrier {
@@ -80,6 +87,9 @@ struct MBarrier {
   uint32_t init_agent = 0;  // who initialized it, at which of its clocks (core/races.h)
   uint32_t init_stamp = 0;
   uint32_t copies_in_flight = 0;  // issued copies that will complete_tx it
+  // Its race-check agent (core/races.h, mbarrier_agent): the bytes its copies land are written
+  // by it, at the phase they complete in; that phase's waiters take the phase count in.
+  uint32_t agent = 0;
   VectorClock arrivals;     // what the arrivals of the current phase released
   VectorClock completed;    // what the last completed phase released, for its waiters
 };
@@ -204,6 +214,7 @@ struct Cluster {
   uint64_t barrier_generation = 0;  // completed cluster-barrier phases
   VectorClock barrier_arrivals;     // what this phase's arrivals released (core/races.h)
   VectorClock barrier_completed;    // what the last completed phase released
+  uint32_t mbarrier_inits = 0;      // mbarriers initialized so far: their agents (core/races.h)
   // The CTA whose shared memory `address` (a shared::cta or shared::cluster address, memory.h)
   // names: `executing` for a shared::cta address; nullptr when the rank is not in the cluster.
   Cta* owner(Cta& executing, uint32_t address) const;

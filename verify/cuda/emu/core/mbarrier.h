@@ -17,7 +17,10 @@ MBarrier& mbarrier_at(Warp& w, const Decoded& d, uint32_t address);
 // it exited).
 Cta& mbarrier_owner(Warp& w, const Decoded& d, uint32_t address);
 
-void mbarrier_arrive(Warp& w, const Decoded& d, uint32_t address, uint32_t count);
+// `released`: what the arrival publishes (races.h); absent, the arriving warp's own clock. An
+// asynchronous unit's arrival (tcgen05.commit) publishes the unit's clock instead.
+void mbarrier_arrive(Warp& w, const Decoded& d, uint32_t address, uint32_t count,
+                     const VectorClock* released = nullptr);
 void mbarrier_expect_tx(Warp& w, const Decoded& d, uint32_t address, uint32_t bytes);
 // An async unit's completion (TMA bytes landed): `address` is an offset in `cta`'s shared
 // memory; `what` names the operation for reports.

@@ -69,8 +69,10 @@ struct ShadowByte {
   uint8_t unfenced_writer = 0;  // warp + 1 whose generic write no fence.proxy.async ordered yet
                                 // (kPeerWriter: a warp of another CTA of the cluster)
   uint8_t mbarrier = 0;         // part of an initialized mbarrier object
-  // The last generic write and read: the agent (cluster warp) + 1, 0 for none, and that
-  // agent's own clock then (core/races.h); whether the read was a tensor-core operand's.
+  // The last write and read: the agent (a cluster warp for generic accesses and wgmma
+  // operands, a CTA's tensor core for tcgen05.mma operands, an mbarrier for the bytes its copy
+  // landed) + 1, 0 for none, and that agent's own clock then (core/races.h); whether the read
+  // was a wgmma operand's.
   uint8_t read_by_wgmma = 0;
   uint16_t writer = 0;
   uint16_t reader = 0;

@@ -84,6 +84,9 @@ struct Cta::TensorMemoryState {
   std::vector<TmemMmaRecord> mmas;             // by seq
   std::map<uint32_t, std::vector<uint64_t>> unpublished;  // thread -> seqs no completed commit phase covers
   std::deque<PipeEntry> pipe;
+  // The tensor core's vector clock (core/races.h, tensor_core_agent): what the issuers of the
+  // MMAs and commits it ran had done; a commit's arrival releases it.
+  VectorClock vc;
 
   TmemShadowCell& cell(uint32_t lane, uint32_t column) { return cells[size_t{lane} * kTmemColumns + column]; }
   WarpState& warp(const Warp& w) {
