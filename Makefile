@@ -16,12 +16,18 @@ build: deps
 	@cmake -S . -B $(BUILD) -G Ninja >/dev/null
 	@ninja -C $(BUILD) -j $(JOBS) --quiet
 
+# kgen gen writes the kernels; the tpu kernels' tpu_custom_call payloads need jaxlib's Mosaic
+# serializer, so a Python step writes them next (docs/python.md).
+WRITE_CUSTOM_CALLS := PYTHONPATH=python .venv/bin/python -m kgen.jax.write_custom_calls
+
 gen: build
 	$(KGEN) gen $(SPEC)
+	$(WRITE_CUSTOM_CALLS) $(SPEC)
 
 # Fails with a unified diff and the fix command when generated/ is stale.
 check-generated: build
 	$(KGEN) gen --check $(SPECS)
+	$(WRITE_CUSTOM_CALLS) --check $(SPECS)
 
 # Checked-in generated .cu/.h files and the runtime headers (runtime/) must be in kgen's CUDA
 # format (generator/cuda_format.h, docs/audit.md): re-formats each in memory and fails with a

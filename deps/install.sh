@@ -29,6 +29,13 @@ install_venv() {  # folder requirements
   fi
 }
 install_venv .venv deps/requirements.txt
+# kgen's own Python package (python/, docs/python.md), editable, so that .venv imports this
+# checkout's front doors (pip builds it in an isolated environment: setuptools from PyPI).
+if ! .venv/bin/python -c "import kgen, pathlib, sys
+sys.exit(pathlib.Path(kgen.__file__).resolve().parents[1] != pathlib.Path('python').resolve())" 2>/dev/null; then
+  echo "deps: installing python/ (the kgen package) into .venv, editable"
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e python
+fi
 # `deps/install.sh libtpu` (make verify) adds libtpu's own environment.
 if [ "${1:-}" = libtpu ]; then
   install_venv .venv-libtpu deps/requirements-libtpu.txt

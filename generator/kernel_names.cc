@@ -33,7 +33,7 @@ const std::vector<std::string>& generated_targets() {
 bool is_generated_target(const std::string& target) { return contains(generated_targets(), target); }
 
 const std::vector<std::string>& generated_suffixes() {
-  static const std::vector<std::string> suffixes = {"mlir", "cu", "h", "operands.json"};
+  static const std::vector<std::string> suffixes = {"mlir", "cu", "h", "operands.json", "plan.json", "custom_call.json"};
   return suffixes;
 }
 

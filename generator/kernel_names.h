@@ -16,7 +16,8 @@ bool is_spec_name(const std::string& name);
 // The targets, in the order specs and manifests list them: tpu, sm90a, sm100a.
 const std::vector<std::string>& generated_targets();
 bool is_generated_target(const std::string& target);
-// What follows <name>.<target>. in a file name: mlir, cu, h, operands.json.
+// What follows <name>.<target>. in a file name: mlir, cu, h, operands.json, plan.json,
+// custom_call.json.
 const std::vector<std::string>& generated_suffixes();
 // The backward's kernels (docs/spec-format.md §7): dq and dkv on tpu, one "backward" file of
 // three kernels on sm90a. The forward has no pass name.

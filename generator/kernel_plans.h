@@ -20,6 +20,17 @@ struct ExtraFile {
   Json context;
 };
 
+// A file beside the kernel that a later step of `make gen` writes, not kgen: the tpu kernels'
+// tpu_custom_call payload, which needs jaxlib's Mosaic serializer
+// (python/kgen/jax/write_custom_calls.py). kgen lists it in MANIFEST.json, so that the spec
+// folder accounts for it, and otherwise leaves it alone: never written, compared or removed
+// while the spec still declares it (that step's --check compares it).
+struct CompanionFile {
+  std::string extension;   // "custom_call.json"
+  std::string role;        // its MANIFEST.json role: "custom_call"
+  std::string written_by;  // the command that writes it, for MANIFEST.json
+};
+
 struct KernelPlan {
   std::string target;     // a name from the target registry (targets/target.h)
   std::string extension;  // "mlir", "cu"
@@ -38,6 +49,11 @@ struct KernelPlan {
   // "" for the forward; "dq" or "dkv" for a backward kernel, which names its files and symbol
   // (docs/naming.md).
   std::string pass = "";
+  // The block plan the kernel's scalar-prefetch operands are built from, as `kgen plan` prints
+  // it, written beside the kernel as <name>.<target>[.<pass>].plan.json so that callers
+  // (python/kgen) read the tables instead of computing them; null when the target writes none.
+  Json plan_file = nullptr;
+  std::vector<CompanionFile> companions = {};
 };
 
 // The plans of every target the spec names, in the registry's order (targets/target.h), each

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "diagnostics.h"
+#include "dtype.h"
 #include "kernel_names.h"
 #include "kernel_plans.h"
 
@@ -52,6 +53,29 @@ std::string review_json(const Json& value, int depth = 0) {
   return out;
 }
 
+// What a caller of the generated kernels must pass and gets back (docs/spec-format.md §3,
+// §7), resolved from the spec with its defaults, so that a front door (python/kgen) checks
+// arguments against the folder it loads, without the spec file or kgen's defaults.
+Json signature_json(const Spec& spec) {
+  const Shape& s = spec.shape;
+  return Json{{"shape",
+               {{"batch", s.batch},
+                {"q_heads", s.q_heads},
+                {"kv_heads", s.kv_heads},
+                {"q_len", s.q_len},
+                {"kv_len", s.kv_len},
+                {"head_dim", s.head_dim},
+                {"head_dim_v", s.head_dim_v}}},
+              {"dtype", dtype_name(spec.dtype)},
+              {"scale", spec.scale},
+              {"softcap", spec.softcap ? Json(*spec.softcap) : Json()},
+              {"mask", Json::parse(spec.mask_summary)},
+              {"segment_ids", spec.segment_ids},
+              {"sinks", spec.sinks},
+              {"lse", spec.lse},
+              {"backward", spec.backward}};
+}
+
 }  // namespace
 
 std::string regenerate_command(const Spec& spec) { return "make gen SPEC=" + spec.source; }
@@ -83,14 +107,22 @@ std::vector<GeneratedFile> render_spec_outputs(const Spec& spec, TemplateEngine&
     kernel_entry["status"] = kernel.implemented ? "generated" : "placeholder";
     if (!kernel.interface.is_null()) kernel_entry["interface"] = kernel.interface;
     for (const ExtraFile& extra : kernel.extra_files) render_file(extra.template_path, extra.context, extra.extension, extra.role);
-    if (!kernel.operands.is_null()) {
-      // JSON has no comments: its provenance is a field.
-      Json operands = kernel.operands;
-      operands["provenance"] = {{"generated_by", "kgen"}, {"spec", spec.source}, {"regenerate", regenerate_command(spec)}};
-      const std::string operands_name = generated_file_name(spec.name, kernel.target, "operands.json", kernel.pass);
-      files.push_back({spec.name + "/" + operands_name, review_json(operands) + "\n"});
-      manifest_files[operands_name] = Json{{"target", kernel.target}, {"role", "operands"}};
-      if (!kernel.pass.empty()) manifest_files[operands_name]["pass"] = kernel.pass;
+    // A JSON file of this kernel; JSON has no comments, so its provenance is a field.
+    auto write_json = [&](Json content, const std::string& extension, const std::string& role) {
+      content["provenance"] = {{"generated_by", "kgen"}, {"spec", spec.source}, {"regenerate", regenerate_command(spec)}};
+      const std::string file_name = generated_file_name(spec.name, kernel.target, extension, kernel.pass);
+      files.push_back({spec.name + "/" + file_name, review_json(content) + "\n"});
+      manifest_files[file_name] = Json{{"target", kernel.target}, {"role", role}};
+      if (!kernel.pass.empty()) manifest_files[file_name]["pass"] = kernel.pass;
+    };
+    if (!kernel.operands.is_null()) write_json(kernel.operands, "operands.json", "operands");
+    if (!kernel.plan_file.is_null()) write_json(kernel.plan_file, "plan.json", "plan");
+    for (const CompanionFile& companion : kernel.companions) {
+      const std::string file_name = generated_file_name(spec.name, kernel.target, companion.extension, kernel.pass);
+      files.push_back({spec.name + "/" + file_name, "", /*companion=*/true});
+      manifest_files[file_name] =
+          Json{{"target", kernel.target}, {"role", companion.role}, {"written_by", companion.written_by}};
+      if (!kernel.pass.empty()) manifest_files[file_name]["pass"] = kernel.pass;
     }
   }
   // nlohmann orders object keys alphabetically, so the manifest is deterministic.
@@ -99,6 +131,7 @@ std::vector<GeneratedFile> render_spec_outputs(const Spec& spec, TemplateEngine&
                       {"spec", spec.source},
                       {"mask_files", spec.mask_files},
                       {"regenerate", regenerate_command(spec)},
+                      {"signature", signature_json(spec)},
                       {"files", manifest_files}};
   if (const std::vector<std::string> missing = targets_without_backward(spec); !missing.empty())
     manifest["backward_not_generated"] = missing;

@@ -14,6 +14,9 @@ namespace kgen {
 struct GeneratedFile {
   std::string path;  // relative to the output folder: "<name>/<name>.<target>.<ext>"
   std::string content;
+  // Declared by kgen, written by a later step of `make gen` (KernelPlan::companions):
+  // `content` is empty, and kgen never writes, compares or removes the file.
+  bool companion = false;
 };
 
 // The files as the templates write them: kgen does not reformat its output. Templates are

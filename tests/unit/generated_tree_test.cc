@@ -2,6 +2,7 @@
 // manifest, named and headed as the spec says. Targets still emitted as placeholders
 // are reported as skipped tests ("not yet implemented"), never as passes.
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -51,8 +52,12 @@ TEST(GeneratedTree, ManifestsListTheFilesWithMatchingNamesAndHeaders) {
       const std::string target = entry["target"];
       const std::string pass = entry.value("pass", "");  // a backward kernel's (docs/naming.md)
       const std::string stem = name + "." + target + (pass.empty() ? "" : "." + pass);
-      if (entry["role"] == "operands") {
-        EXPECT_EQ(file, stem + ".operands.json");
+      // The JSON files beside a kernel: its operands, its block plan and (tpu) its
+      // tpu_custom_call payload, each naming its spec.
+      const std::map<std::string, std::string> json_files = {
+          {"operands", "operands.json"}, {"plan", "plan.json"}, {"custom_call", "custom_call.json"}};
+      if (const auto json = json_files.find(entry["role"]); json != json_files.end()) {
+        EXPECT_EQ(file, stem + "." + json->second);
         EXPECT_EQ(Json::parse(read(folder / file))["provenance"]["spec"], manifest["spec"]) << file;
         continue;
       }

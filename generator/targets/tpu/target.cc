@@ -179,10 +179,17 @@ class Tpu final : public Target {
                              {"the dq kernel", tpu_dq_vmem_budget(spec, tpu), SplashPass::kForward}});
   }
 
-  KernelPlan plan(const Spec& spec) const override { return plan_tpu_kernel(spec); }
+  KernelPlan plan(const Spec& spec) const override {
+    return with_call_files(spec, plan_tpu_kernel(spec), spec.decode ? PlanPass::kDecode : PlanPass::kForward);
+  }
 
   std::vector<KernelPlan> backward_plans(const Spec& spec) const override {
-    return plan_tpu_backward_kernels(spec, backward_tiling(spec));
+    std::vector<KernelPlan> kernels = plan_tpu_backward_kernels(spec, backward_tiling(spec));
+    for (KernelPlan& kernel : kernels) {
+      const PlanPass pass = kernel.pass == "dkv" ? PlanPass::kDkv : PlanPass::kDq;
+      kernel = with_call_files(spec, std::move(kernel), pass);
+    }
+    return kernels;
   }
 
   // Each module and the operands file that fixes its calling contract: the forward's, and
@@ -260,6 +267,15 @@ class Tpu final : public Target {
   DecodeWork decode_work(const Spec& spec) const {
     return DecodeWork{spec.shape.batch * spec.shape.kv_heads, decode_kv_blocks(spec, spec.tpu->block_kv),
                       find_tpu_generation(spec.tpu->generation)->kernel_cores};
+  }
+
+  // What a caller needs besides the kernel and its operands (python/kgen, docs/python.md): the
+  // block plan its scalar-prefetch tables come from, and the tpu_custom_call payload that
+  // `make gen` writes next (kgen.jax.write_custom_calls, with jaxlib's serializer).
+  KernelPlan with_call_files(const Spec& spec, KernelPlan kernel, PlanPass pass) const {
+    kernel.plan_file = plan_json(spec, pass);
+    kernel.companions.push_back({"custom_call.json", "custom_call", "python -m kgen.jax.write_custom_calls (make gen)"});
+    return kernel;
   }
 
   void explain_backward(std::ostream& out, const Spec& spec, int64_t vmem_bytes) const {
