@@ -2,7 +2,6 @@
 fixed, and, where only a new kernel helps, the `make gen` command. Nothing here runs a kernel:
 every error comes before the first build or launch, and the operators' fake implementations
 run on meta tensors."""
-import re
 import unittest
 
 import torch
@@ -52,11 +51,13 @@ class ArgumentsTest(unittest.TestCase):
         self.refused("k has shape [2, 256, 2, 32], expected [2, 256, 2, 64]", "BTNH: batch, kv_len, kv_heads, head_dim",
                      regenerate=True, layout="BTNH", k=k)
 
-    def test_a_bnth_tensor_given_as_btnh_is_a_shape_error(self):
+    def test_a_bnth_tensor_given_as_btnh_says_which_layout_it_fits(self):
         arguments = self.arguments("BNTH")
-        with self.assertRaisesRegex(kgen.torch.ArgumentError, re.escape("q has shape [2, 4, 192, 64], expected "
-                                                                        "[2, 192, 4, 64]")):
+        with self.assertRaises(kgen.torch.ArgumentError) as caught:
             self.attention(**dict(arguments, layout="BTNH"))
+        self.assertIn("q has shape [2, 4, 192, 64], expected [2, 192, 4, 64] (BTNH: batch, q_len, q_heads, head_dim): "
+                      "that is the spec's shape in layout BNTH; pass layout=\"BNTH\"", str(caught.exception))
+        self.assertNotIn(self.regenerate, str(caught.exception))
 
     def test_wrong_rank(self):
         self.refused("v has 3 dimensions ([2, 256, 64]), expected 4", v=torch.zeros(2, 256, 64, dtype=torch.float16))
@@ -81,14 +82,24 @@ class ArgumentsTest(unittest.TestCase):
     def test_segment_ids(self):
         self.refused("has segment_ids: pass segment_ids=(q_segment_ids, kv_segment_ids)", segment_ids=None)
         q_ids, kv_ids = self.arguments()["segment_ids"]
-        self.refused("q_segment_ids has dtype torch.int64, expected torch.int32 (segment ids are int32)",
-                     segment_ids=(q_ids.long(), kv_ids))
+        self.refused("q_segment_ids has dtype torch.float32, expected torch.int32 (segment ids are int32)",
+                     segment_ids=(q_ids.float(), kv_ids))
+        self.refused("segment_ids is one tensor, but q_len 192 != kv_len 256: pass segment_ids=(q_segment_ids, "
+                     "kv_segment_ids)", segment_ids=q_ids)
         self.refused("kv_segment_ids has shape [2, 192], expected [2, 256] (batch, kv_len)", regenerate=True,
                      segment_ids=(q_ids, q_ids))
 
     def test_segment_ids_come_as_a_pair(self):
         q_ids, _ = self.arguments()["segment_ids"]
-        self.refused("segment_ids is a Tensor, expected a pair (q_segment_ids, kv_segment_ids)", segment_ids=q_ids)
+        self.refused("segment_ids is a list, expected a pair (q_segment_ids, kv_segment_ids)", segment_ids=[q_ids])
+
+    def test_integer_ids_and_floating_sinks_are_converted(self):
+        # Meta tensors: the operator's fake implementation checks what reaches it (int32, float32).
+        arguments = {name: t.to("meta") for name, t in self.arguments().items() if name in ("q", "k", "v")}
+        q_ids, kv_ids = self.arguments()["segment_ids"]
+        out = self.attention(**arguments, segment_ids=(q_ids.long().to("meta"), kv_ids.to(torch.int16).to("meta")),
+                             sinks=torch.zeros(4, dtype=torch.bfloat16, device="meta"))
+        self.assertEqual(out.shape, (2, 4, 192, 64))
 
     def test_backward_operator_checks_the_residuals(self):
         q, k, v, (q_ids, kv_ids), sinks = common.inputs(self.spec)
@@ -101,7 +112,7 @@ class ArgumentsTest(unittest.TestCase):
 
     def test_sinks(self):
         self.refused("has sinks: pass sinks, float32 [q_heads] = [4]", sinks=None)
-        self.refused("sinks has dtype torch.float16, expected torch.float32", sinks=torch.zeros(4, dtype=torch.float16))
+        self.refused("sinks has dtype torch.int32, expected torch.float32", sinks=torch.zeros(4, dtype=torch.int32))
         self.refused("sinks has shape [2], expected [4] (q_heads)", regenerate=True, sinks=torch.zeros(2))
 
     def test_devices_and_layout_names(self):

@@ -10,7 +10,6 @@ the same kernels on ptxemu, kgen's CUDA emulator, built with nvcc-emu: slow (abo
 thread instructions a second) but the kernels' own PTX, so tests need no GPU. Builds happen
 on first use and are cached by content in ~/.cache/kgen/torch.
 """
-import os
 import threading
 
 from . import checks, interface as interfaces, ops
@@ -43,16 +42,14 @@ class Attention:
         to the kernel without a copy. out has v's head dim, in the same layout; lse is float32
         [batch, q_heads, q_len] for BNTH, [batch, q_len, q_heads] for BTNH (natural log, -inf on
         a row with nothing to attend). segment_ids: (q_segment_ids [batch, q_len], kv_segment_ids
-        [batch, kv_len]), int32, when the spec has them; sinks: float32 [q_heads] when it has them
-        (it gets a gradient). The scale, softcap and mask are the spec's. Gradients flow to q, k,
+        [batch, kv_len]), or one tensor for both when q_len == kv_len, integers (passed as int32),
+        when the spec has them; sinks: [q_heads] (passed as float32) when it has them (it gets a
+        gradient). The scale, softcap and mask are the spec's. Gradients flow to q, k,
         v and sinks through out; lse has requires_grad False (the generated backward takes the
         gradient of out only).
         """
         i = self.interface
-        if segment_ids is not None and (not isinstance(segment_ids, (tuple, list)) or len(segment_ids) != 2):
-            raise ArgumentError(f"kgen.torch {i.name}: segment_ids is a {type(segment_ids).__name__}, expected a "
-                                f"pair (q_segment_ids, kv_segment_ids)")
-        q_segment_ids, kv_segment_ids = segment_ids if segment_ids is not None else (None, None)
+        q_segment_ids, kv_segment_ids, sinks = self._kernel.checker.normalize(segment_ids, sinks)
         self._kernel.checker.check(q, k, v, q_segment_ids, kv_segment_ids, sinks, layout=layout)
         if return_lse and not i.lse:
             raise ArgumentError(f"kgen.torch {i.name}: return_lse=True, but {i.spec} writes no lse: add "

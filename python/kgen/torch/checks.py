@@ -77,7 +77,11 @@ class Checker:
         shape, axes = self.expected(name, layout)
         if tuple(t.shape) != shape:
             where = f" ({layout}: {', '.join(axes)})" if layout else f" ({', '.join(axes)})"
-            self._fail(f"{name} has shape {_shape(t.shape)}, expected {_shape(shape)}{where}", regenerate=True)
+            text = f"{name} has shape {_shape(t.shape)}, expected {_shape(shape)}{where}"
+            other = next((o for o in LAYOUTS if o != layout), None) if layout else None
+            if other and tuple(t.shape) == self.expected(name, other)[0]:
+                self._fail(f"{text}: that is the spec's shape in layout {other}; pass layout=\"{other}\"")
+            self._fail(text, regenerate=True)
 
     def _dtype_of(self, name, t, dtype, what, regenerate=False):
         if t.dtype != dtype:
@@ -139,3 +143,25 @@ class Checker:
             self._shape_of(name, t, None)
             self._dtype_of(name, t, dtype, what)
         self._strides_of("out", out, "BNTH")
+
+    def normalize(self, segment_ids, sinks):
+        """What `attention` accepts beyond what the kernels take, made what they take: one
+        segment-id tensor for both sides when q_len == kv_len, any integer ids (as int32), any
+        floating-point sinks (as float32; the gradient flows back through the cast). Returns
+        (q_segment_ids, kv_segment_ids, sinks)."""
+        pair = (None, None)
+        if isinstance(segment_ids, torch.Tensor):
+            if self.i.q_len != self.i.kv_len:
+                self._fail(f"segment_ids is one tensor, but q_len {self.i.q_len} != kv_len {self.i.kv_len}: pass "
+                           f"segment_ids=(q_segment_ids, kv_segment_ids)")
+            pair = (segment_ids, segment_ids)
+        elif segment_ids is not None:
+            if not isinstance(segment_ids, (tuple, list)) or len(segment_ids) != 2:
+                self._fail(f"segment_ids is a {type(segment_ids).__name__}, expected a pair (q_segment_ids, "
+                           f"kv_segment_ids)")
+            pair = tuple(segment_ids)
+        pair = tuple(t.to(torch.int32) if isinstance(t, torch.Tensor) and not t.is_floating_point()
+                     and not t.is_complex() and t.dtype != torch.bool else t for t in pair)
+        if isinstance(sinks, torch.Tensor) and sinks.is_floating_point():
+            sinks = sinks.float()
+        return pair[0], pair[1], sinks
