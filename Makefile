@@ -42,7 +42,11 @@ audit: build
 
 # The slowest whole-kernel runs (NVIDIA's larger CUTLASS examples on ptxemu) carry the ctest
 # label verify_only: make verify runs them.
-test: build
+# PyTorch's environment (.venv-torch, ~3 GB from PyPI) downloads in the background meanwhile;
+# the python tests run last and wait for it (tests/torch/CMakeLists.txt).
+test: deps
+	@deps/install.sh torch >.venv-torch.install.log 2>&1 &
+	@$(MAKE) --no-print-directory build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE verify_only
 
 # Regenerates the receipts docs/receipts/<name>.<target>.json of SPEC (default: every spec;

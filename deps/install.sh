@@ -18,15 +18,20 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# A virtual environment is rebuilt only when its requirements file changes.
+# A virtual environment is rebuilt only when its requirements file changes. One install at a
+# time per environment (a lock beside it): `make test` installs .venv-torch in the background
+# while its tests may ask for it.
 install_venv() {  # folder requirements
-  local stamp=$1/requirements.installed
+  local stamp=$1/requirements.installed lock
+  exec {lock}>"$1.lock"
+  flock "$lock"
   if [ ! -x "$1/bin/python" ] || ! cmp -s "$2" "$stamp"; then
     echo "deps: installing PyPI packages of $2 into $1"
     python3 -m venv "$1"
     "$1/bin/python" -m pip install -q --disable-pip-version-check -r "$2"
     cp "$2" "$stamp"
   fi
+  exec {lock}>&-
 }
 install_venv .venv deps/requirements.txt
 # kgen's own Python package (python/, docs/python.md), editable, so that .venv imports this
@@ -39,4 +44,12 @@ fi
 # `deps/install.sh libtpu` (make verify) adds libtpu's own environment.
 if [ "${1:-}" = libtpu ]; then
   install_venv .venv-libtpu deps/requirements-libtpu.txt
+fi
+# `deps/install.sh torch` (make test) adds PyTorch's, with kgen's Python package (python/,
+# editable: setuptools comes with torch, so nothing more is downloaded).
+if [ "${1:-}" = torch ]; then
+  install_venv .venv-torch deps/requirements-torch.txt
+  [ -f .venv-torch/kgen.installed ] ||
+    { .venv-torch/bin/python -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e python &&
+      touch .venv-torch/kgen.installed; }
 fi
