@@ -10,13 +10,11 @@ from typing import Any, Callable
 from kgen.errors import ArgumentError
 from kgen.generated_folder import GeneratedFolder
 
-# "BNTH" is the kernels' own layout ([batch, heads, length, head dim]); "BTNH"
-# ([batch, length, heads, head dim], jax.nn.dot_product_attention's) costs a transpose of q,
-# k and v on the way in and of out on the way back (and of their gradients).
-LAYOUTS = {
-    "BNTH": "the kernels' own layout: no copy",
-    "BTNH": "transposed to BNTH and back: one copy of q, k, v and out each way",
-}
+# The two layouts a front door accepts: "BNTH" ([batch, heads, length, head dim]) and "BTNH"
+# ([batch, length, heads, head dim], jax.nn.dot_product_attention's and FlashAttention's).
+# What each costs is the front door's to say: the tpu kernels read BNTH, so kgen.jax
+# transposes BTNH; the sm90a launchers take strides, so kgen.torch passes either as it is.
+LAYOUT_NAMES = ("BNTH", "BTNH")
 INTEGER_DTYPES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"}
 FLOAT_DTYPES = {"bfloat16", "float16", "float32", "float64"}
 
@@ -32,23 +30,25 @@ def dimension_names(tensor: str, layout: str) -> tuple[str, ...]:
 class ArgumentChecker:
   """The checks of `attention(q, k, v, *, segment_ids, sinks, layout)` for one folder."""
 
-  def __init__(self, folder: GeneratedFolder, caller: str):
+  def __init__(self, folder: GeneratedFolder, caller: str, layout_costs: dict[str, str]):
+    assert tuple(layout_costs) == LAYOUT_NAMES
     self.folder = folder
     self.caller = caller  # how errors name the function: 'kgen.jax attention "splash"'
+    self.layout_costs = layout_costs  # layout name -> what it costs, for the layout error
 
   def check(self, q, k, v, *, segment_ids, sinks, layout: str,
             dtype_name: Callable[[Any], str]) -> tuple[Any, Any] | None:
     """Raises ArgumentError on the first argument that does not fit; returns the segment ids
     as a (q_segment_ids, kv_segment_ids) pair, or None."""
-    if layout not in LAYOUTS:
-      choices = " or ".join(f'"{name}" ({why})' for name, why in LAYOUTS.items())
-      raise self._error(f'layout: found {layout!r}; expected {choices}')
+    if layout not in LAYOUT_NAMES:
+      choices = " or ".join(f'"{name}" ({why})' for name, why in self.layout_costs.items())
+      raise self.error(f'layout: found {layout!r}; expected {choices}')
     signature = self.folder.signature
     for tensor, array in (("q", q), ("k", k), ("v", v)):
       self._check_tensor(tensor, array, layout)
       found = dtype_name(array)
       if found != signature.dtype:
-        raise self._error(
+        raise self.error(
             f"{tensor}: found dtype {found}; the spec fixed {signature.dtype} (\"dtype\" in "
             f"{self.folder.spec}). Cast it, or for {found} kernels set \"dtype\" and "
             f"regenerate: {self.folder.regenerate}")
@@ -64,13 +64,13 @@ class ArgumentChecker:
     names = ", ".join(dimension_names(tensor, layout))
     message = (f"{tensor}: found shape {found}; the spec fixed {expected} = [{names}] in layout "
                f"{layout} ({self.folder.spec})")
-    other = next(name for name in LAYOUTS if name != layout)
+    other = next(name for name in LAYOUT_NAMES if name != layout)
     if found == self._shape(tensor, other):
       message += f'. That is the spec\'s shape in layout {other}: pass layout="{other}"'
     else:
       message += (f'. For another shape, change "shape" in {self.folder.spec} and regenerate: '
                   f"{self.folder.regenerate}")
-    raise self._error(message)
+    raise self.error(message)
 
   def _shape(self, tensor: str, layout: str) -> tuple[int, ...]:
     shape = self.folder.signature.shape
@@ -81,35 +81,40 @@ class ArgumentChecker:
     shape = signature.shape
     if not signature.segment_ids:
       if segment_ids is not None:
-        raise self._error(
+        raise self.error(
             f"segment_ids: found an argument; the spec has none ({self.folder.spec}). For "
             f'kernels that take them, set "segment_ids": true and regenerate: '
             f"{self.folder.regenerate}")
       return None
     if segment_ids is None:
       one = " or one [batch, q_len] array for both" if shape.q_len == shape.kv_len else ""
-      raise self._error(
+      raise self.error(
           f'segment_ids: found none; the spec fixed "segment_ids": true ({self.folder.spec}): '
           f"pass segment_ids=(q_segment_ids [batch, q_len], kv_segment_ids [batch, kv_len])"
           f"{one}, integers")
     if isinstance(segment_ids, (tuple, list)):
       if len(segment_ids) != 2:
-        raise self._error(
+        raise self.error(
             f"segment_ids: found a sequence of {len(segment_ids)}; expected (q_segment_ids, "
             "kv_segment_ids)")
       pair = tuple(segment_ids)
+    elif shape.q_len != shape.kv_len:
+      raise self.error(
+          f"segment_ids: found one array, which serves both sides only when q_len == kv_len; "
+          f"here q_len {shape.q_len} != kv_len {shape.kv_len}: pass segment_ids=(q_segment_ids, "
+          "kv_segment_ids)")
     else:
       pair = (segment_ids, segment_ids)
     for name, array, length in (("q_segment_ids", pair[0], "q_len"),
                                 ("kv_segment_ids", pair[1], "kv_len")):
       expected = (shape.batch, getattr(shape, length))
       if tuple(array.shape) != expected:
-        raise self._error(
+        raise self.error(
             f"segment_ids: {name} has shape {tuple(array.shape)}; the spec fixed {expected} = "
             f'[batch, {length}] ({self.folder.spec}). For another shape, change "shape" and '
             f"regenerate: {self.folder.regenerate}")
       if dtype_name(array) not in INTEGER_DTYPES:
-        raise self._error(
+        raise self.error(
             f"segment_ids: {name} has dtype {dtype_name(array)}; the kernels compare int32 ids "
             "(docs/spec-format.md §3): pass integers")
     return pair
@@ -118,22 +123,23 @@ class ArgumentChecker:
     signature = self.folder.signature
     if not signature.sinks:
       if sinks is not None:
-        raise self._error(
+        raise self.error(
             f"sinks: found an argument; the spec has none ({self.folder.spec}). For kernels "
             f'that take them, set "sinks": true and regenerate: {self.folder.regenerate}')
       return
     expected = (signature.shape.q_heads,)
     if sinks is None:
-      raise self._error(
+      raise self.error(
           f'sinks: found none; the spec fixed "sinks": true ({self.folder.spec}): pass '
           f"sinks of shape {expected} = [q_heads], float32")
     if tuple(sinks.shape) != expected:
-      raise self._error(
+      raise self.error(
           f"sinks: found shape {tuple(sinks.shape)}; the spec fixed {expected} = [q_heads] "
           f"({self.folder.spec})")
     if dtype_name(sinks) not in FLOAT_DTYPES:
-      raise self._error(f"sinks: found dtype {dtype_name(sinks)}; expected floating point "
+      raise self.error(f"sinks: found dtype {dtype_name(sinks)}; expected floating point "
                         "(the kernels read float32)")
 
-  def _error(self, message: str) -> ArgumentError:
+  def error(self, message: str) -> ArgumentError:
+    """An ArgumentError naming the caller (the front doors' own checks use it too)."""
     return ArgumentError(f"{self.caller}: {message}")

@@ -32,7 +32,7 @@ class ArgumentsTest(unittest.TestCase):
         self.assertEqual(self.regenerate in message, regenerate, message)
         return message
 
-    def test_interface_is_the_launcher_headers(self):
+    def test_interface_is_the_manifest_signature(self):
         i = self.attention.interface
         self.assertEqual((i.batch, i.q_heads, i.kv_heads, i.q_len, i.kv_len, i.head_dim, i.head_dim_v),
                          (2, 4, 2, 192, 256, 64, 64))
@@ -42,36 +42,38 @@ class ArgumentsTest(unittest.TestCase):
 
     def test_wrong_shape_names_the_argument_and_the_make_gen_command(self):
         q = torch.zeros(2, 4, 190, 64, dtype=torch.float16)
-        message = self.refused("q has shape [2, 4, 190, 64], expected [2, 4, 192, 64]",
-                               "BNTH: batch, q_heads, q_len, head_dim", regenerate=True, q=q)
+        message = self.refused("q: found shape (2, 4, 190, 64); the spec fixed (2, 4, 192, 64) = "
+                               "[batch, q_heads, q_len, head_dim] in layout BNTH", regenerate=True, q=q)
         self.assertIn(self.attention.interface.spec, message)
 
     def test_wrong_shape_in_btnh_speaks_btnh(self):
         k = torch.zeros(2, 256, 2, 32, dtype=torch.float16)
-        self.refused("k has shape [2, 256, 2, 32], expected [2, 256, 2, 64]", "BTNH: batch, kv_len, kv_heads, head_dim",
-                     regenerate=True, layout="BTNH", k=k)
+        self.refused("k: found shape (2, 256, 2, 32); the spec fixed (2, 256, 2, 64) = "
+                     "[batch, kv_len, kv_heads, head_dim] in layout BTNH", regenerate=True, layout="BTNH", k=k)
 
     def test_a_bnth_tensor_given_as_btnh_says_which_layout_it_fits(self):
         arguments = self.arguments("BNTH")
         with self.assertRaises(kgen.torch.ArgumentError) as caught:
             self.attention(**dict(arguments, layout="BTNH"))
-        self.assertIn("q has shape [2, 4, 192, 64], expected [2, 192, 4, 64] (BTNH: batch, q_len, q_heads, head_dim): "
-                      "that is the spec's shape in layout BNTH; pass layout=\"BNTH\"", str(caught.exception))
+        self.assertIn("q: found shape (2, 4, 192, 64); the spec fixed (2, 192, 4, 64) = [batch, q_len, q_heads, "
+                      "head_dim] in layout BTNH", str(caught.exception))
+        self.assertIn("That is the spec's shape in layout BNTH: pass layout=\"BNTH\"", str(caught.exception))
         self.assertNotIn(self.regenerate, str(caught.exception))
 
     def test_wrong_rank(self):
-        self.refused("v has 3 dimensions ([2, 256, 64]), expected 4", v=torch.zeros(2, 256, 64, dtype=torch.float16))
+        self.refused("v: found shape (2, 256, 64); the spec fixed (2, 2, 256, 64)", regenerate=True,
+                     v=torch.zeros(2, 256, 64, dtype=torch.float16))
 
     def test_wrong_dtype(self):
         q = torch.zeros(2, 4, 192, 64, dtype=torch.bfloat16)
-        self.refused("q has dtype torch.bfloat16, expected torch.float16 (the spec's \"dtype\")", regenerate=True, q=q)
+        self.refused("q: found dtype bfloat16; the spec fixed float16 (\"dtype\" in", regenerate=True, q=q)
 
     def test_strides_the_kernel_cannot_read(self):
         wide = torch.zeros(2, 4, 192, 128, dtype=torch.float16)
-        self.refused("q has strides (98304, 24576, 128, 2)", "head_dim contiguous", "pass t.contiguous()",
+        self.refused("q: found strides (98304, 24576, 128, 2)", "head_dim contiguous", "pass t.contiguous()",
                      q=wide[..., ::2])
         odd = torch.zeros(2, 2, 256, 68, dtype=torch.float16)[..., :64]  # rows 68 elements apart: not 16 bytes
-        self.refused("k has strides (34816, 17408, 68, 1)", "multiples of 8 elements", k=odd)
+        self.refused("k: found strides (34816, 17408, 68, 1)", "multiples of 8 elements", k=odd)
 
     def test_expanded_size_one_dimensions_are_fine(self):
         # A size-1 dimension's stride is never read (here: a batch of one would have any).
@@ -80,18 +82,19 @@ class ArgumentsTest(unittest.TestCase):
         self.assertFalse(kgen.torch.checks.kernel_readable(q[:1].expand(2, 4, 192, 64)))  # stride 0
 
     def test_segment_ids(self):
-        self.refused("has segment_ids: pass segment_ids=(q_segment_ids, kv_segment_ids)", segment_ids=None)
+        self.refused('segment_ids: found none; the spec fixed "segment_ids": true',
+                     "pass segment_ids=(q_segment_ids [batch, q_len], kv_segment_ids [batch, kv_len])", segment_ids=None)
         q_ids, kv_ids = self.arguments()["segment_ids"]
-        self.refused("q_segment_ids has dtype torch.float32, expected torch.int32 (segment ids are int32)",
+        self.refused("segment_ids: q_segment_ids has dtype float32; the kernels compare int32 ids",
                      segment_ids=(q_ids.float(), kv_ids))
-        self.refused("segment_ids is one tensor, but q_len 192 != kv_len 256: pass segment_ids=(q_segment_ids, "
-                     "kv_segment_ids)", segment_ids=q_ids)
-        self.refused("kv_segment_ids has shape [2, 192], expected [2, 256] (batch, kv_len)", regenerate=True,
-                     segment_ids=(q_ids, q_ids))
+        self.refused("segment_ids: found one array, which serves both sides only when q_len == kv_len; here q_len "
+                     "192 != kv_len 256: pass segment_ids=(q_segment_ids, kv_segment_ids)", segment_ids=q_ids)
+        self.refused("segment_ids: kv_segment_ids has shape (2, 192); the spec fixed (2, 256) = [batch, kv_len]",
+                     regenerate=True, segment_ids=(q_ids, q_ids))
 
     def test_segment_ids_come_as_a_pair(self):
         q_ids, _ = self.arguments()["segment_ids"]
-        self.refused("segment_ids is a list, expected a pair (q_segment_ids, kv_segment_ids)", segment_ids=[q_ids])
+        self.refused("segment_ids: found a sequence of 1; expected (q_segment_ids, kv_segment_ids)", segment_ids=[q_ids])
 
     def test_integer_ids_and_floating_sinks_are_converted(self):
         # Meta tensors: the operator's fake implementation checks what reaches it (int32, float32).
@@ -105,20 +108,30 @@ class ArgumentsTest(unittest.TestCase):
         q, k, v, (q_ids, kv_ids), sinks = common.inputs(self.spec)
         q, k, v, q_ids, kv_ids, sinks = [t.to("meta") for t in (q, k, v, q_ids, kv_ids, sinks)]
         out, lse = self.attention.forward_op(q, k, v, q_ids, kv_ids, sinks)
-        with self.assertRaisesRegex(kgen.torch.ArgumentError, r"lse has shape \[2, 4, 191\], expected \[2, 4, 192\]"):
+        with self.assertRaisesRegex(kgen.torch.ArgumentError, r"lse: found shape \(2, 4, 191\); expected \(2, 4, 192\)"):
             self.attention.backward_op(q, k, v, out, out, lse[..., 1:], q_ids, kv_ids, sinks)
-        with self.assertRaisesRegex(kgen.torch.ArgumentError, "dout has dtype torch.float32, expected torch.float16"):
+        with self.assertRaisesRegex(kgen.torch.ArgumentError, "dout: found dtype float32; expected float16"):
             self.attention.backward_op(q, k, v, out, out.float(), lse, q_ids, kv_ids, sinks)
 
+    def test_operators_take_what_the_kernels_take(self):
+        # Called directly, the operators convert nothing: int32 ids, float32 sinks, both ids or neither.
+        q, k, v, (q_ids, kv_ids), sinks = common.inputs(self.spec)
+        q, k, v, q_ids, kv_ids, sinks = [t.to("meta") for t in (q, k, v, q_ids, kv_ids, sinks)]
+        with self.assertRaisesRegex(kgen.torch.ArgumentError, "q_segment_ids: found dtype int64; the operator takes int32"):
+            self.attention.forward_op(q, k, v, q_ids.long(), kv_ids, sinks)
+        with self.assertRaisesRegex(kgen.torch.ArgumentError, "found one of q_segment_ids and kv_segment_ids"):
+            self.attention.forward_op(q, k, v, q_ids, None, sinks)
+
     def test_sinks(self):
-        self.refused("has sinks: pass sinks, float32 [q_heads] = [4]", sinks=None)
-        self.refused("sinks has dtype torch.int32, expected torch.float32", sinks=torch.zeros(4, dtype=torch.int32))
-        self.refused("sinks has shape [2], expected [4] (q_heads)", regenerate=True, sinks=torch.zeros(2))
+        self.refused('sinks: found none; the spec fixed "sinks": true', "pass sinks of shape (4,) = [q_heads]",
+                     sinks=None)
+        self.refused("sinks: found dtype int32; expected floating point", sinks=torch.zeros(4, dtype=torch.int32))
+        self.refused("sinks: found shape (2,); the spec fixed (4,) = [q_heads]", sinks=torch.zeros(2))
 
     def test_devices_and_layout_names(self):
-        self.refused("the arguments are on different devices: q on cpu, k on meta", k=torch.zeros(
+        self.refused("found the arguments on different devices: q on cpu, k on meta", k=torch.zeros(
             2, 2, 256, 64, dtype=torch.float16, device="meta"))
-        with self.assertRaisesRegex(kgen.torch.ArgumentError, "layout 'BHTD', expected one of 'BNTH', 'BTNH'"):
+        with self.assertRaisesRegex(kgen.torch.ArgumentError, "layout: found 'BHTD'; expected \"BNTH\" .* or \"BTNH\""):
             self.attention(**dict(self.arguments(), layout="BHTD"))
 
     def test_features_the_spec_lacks(self):
@@ -126,9 +139,9 @@ class ArgumentsTest(unittest.TestCase):
         s = common.spec("sm90a_full_192")
         q, k, v, _, _ = common.inputs(s)
         for kwargs, fragment in (({"return_lse": True}, 'writes no lse: add "outputs": {"lse": true}'),
-                                 ({"sinks": torch.zeros(2)}, 'sinks given, but the spec has no "sinks": true'),
+                                 ({"sinks": torch.zeros(2)}, 'sinks: found an argument; the spec has none'),
                                  ({"segment_ids": (torch.zeros(1, 256, dtype=torch.int32),) * 2},
-                                  'segment ids given, but the spec has no "segment_ids": true')):
+                                  'segment_ids: found an argument; the spec has none')):
             with self.subTest(fragment=fragment):
                 with self.assertRaises(kgen.torch.ArgumentError) as caught:
                     full(q, k, v, **kwargs)
@@ -158,7 +171,7 @@ class ArgumentsTest(unittest.TestCase):
         self.assertIs(torch.ops.kgen.sm90a_launcher_checks_forward.default, self.attention.forward_op._opoverload)
 
     def test_not_a_kernel_folder(self):
-        with self.assertRaisesRegex(kgen.torch.KernelFolderError, "no MANIFEST.json"):
+        with self.assertRaisesRegex(kgen.torch.GeneratedFolderError, "no MANIFEST.json"):
             kgen.torch.load(common.SPECS)
 
 

@@ -15,6 +15,12 @@ from kgen.jax.kernel_call import KernelCall
 
 LANES = 128     # the lane-replicated layouts of lse and of row-wise segment ids
 SUBLANES = 8    # the sublane-replicated layouts of sinks and of column-wise segment ids
+# The tpu kernels read BNTH; BTNH is transposed on the way in and out on the way back (and
+# their gradients).
+LAYOUT_COSTS = {
+    "BNTH": "the kernels' own layout: no copy",
+    "BTNH": "transposed to BNTH and back: one copy of q, k, v and out each way",
+}
 
 
 def load(folder: str | pathlib.Path) -> "Attention":
@@ -59,7 +65,8 @@ class Attention:
     backward = self.signature.backward
     self.dq = KernelCall(self.folder, "dq") if backward else None
     self.dkv = KernelCall(self.folder, "dkv") if backward else None
-    self._checker = ArgumentChecker(self.folder, f'kgen.jax attention "{self.folder.name}"')
+    self._checker = ArgumentChecker(self.folder, f'kgen.jax attention "{self.folder.name}"',
+                                    LAYOUT_COSTS)
     self._bnth = self._differentiable()
 
   def __repr__(self) -> str:

@@ -12,14 +12,14 @@ on first use and are cached by content in ~/.cache/kgen/torch.
 """
 import threading
 
+from kgen.errors import ArgumentError, GeneratedFolderError
+
 from . import checks, interface as interfaces, ops
 from .build import BuildError
-from .checks import ArgumentError
-from .interface import KernelFolderError
 from .native import KernelError
 from .toolchain import ToolchainError
 
-__all__ = ["load", "Attention", "ArgumentError", "BuildError", "KernelError", "KernelFolderError", "ToolchainError"]
+__all__ = ["load", "Attention", "ArgumentError", "BuildError", "GeneratedFolderError", "KernelError", "ToolchainError"]
 
 _loaded = {}
 _loaded_lock = threading.Lock()
@@ -49,11 +49,11 @@ class Attention:
         gradient of out only).
         """
         i = self.interface
-        q_segment_ids, kv_segment_ids, sinks = self._kernel.checker.normalize(segment_ids, sinks)
-        self._kernel.checker.check(q, k, v, q_segment_ids, kv_segment_ids, sinks, layout=layout)
+        checker = self._kernel.checker
+        q_segment_ids, kv_segment_ids, sinks = checker.call(q, k, v, segment_ids, sinks, layout)
         if return_lse and not i.lse:
-            raise ArgumentError(f"kgen.torch {i.name}: return_lse=True, but {i.spec} writes no lse: add "
-                                f"\"outputs\": {{\"lse\": true}} and run `{i.regenerate}`")
+            raise checker.spec.error(f"return_lse: found True, but {i.spec} writes no lse: add "
+                                     f"\"outputs\": {{\"lse\": true}} and regenerate: {i.regenerate}")
         result = self.forward_op(checks.to_bnth(q, layout), checks.to_bnth(k, layout), checks.to_bnth(v, layout),
                                  q_segment_ids, kv_segment_ids, sinks)
         out, lse = result if i.lse else (result, None)
@@ -85,7 +85,7 @@ def load(folder):
         known = _loaded.get(interface.name)
         if known is not None:
             if known.interface != interface:
-                raise KernelFolderError(f"kgen.torch: a kernel named {interface.name} is already loaded, from "
+                raise GeneratedFolderError(f"kgen.torch: a kernel named {interface.name} is already loaded, from "
                                         f"{known.interface.folder}; {interface.folder} cannot be loaded beside it")
             return known
         attention = Attention(ops.Kernel(interface))

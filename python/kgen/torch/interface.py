@@ -1,29 +1,24 @@
-"""What a generated folder's sm90a kernels take and return, read from its files.
+"""What a generated folder's sm90a kernels take and return, as kgen.torch needs it.
 
-The launcher headers (`<name>.sm90a.h`, `<name>.sm90a.backward.h`, docs/sm90a-kernel.md "The
-launcher API") are the contract: the shapes are their `inline constexpr` constants, and an
-optional operand (lse, segment ids, sinks, dsinks) exists exactly when its `Arguments` field
-does. MANIFEST.json says which spec the folder came from and how to regenerate it. The shim
-built from the same headers reports the same facts, and native.py checks that they agree.
+Read through kgen.generated_folder, as kgen.jax reads it: MANIFEST.json's signature (the spec
+with its defaults resolved) gives the shapes, dtype and optional operands; its file list says
+which sm90a kernels exist. The shim compiled from the launcher headers reports the same facts
+at load, and native.py refuses a library whose headers disagree with the signature.
 """
 import dataclasses
-import json
 import os
-import re
 
 import torch
 
+from kgen.errors import GeneratedFolderError
+from kgen.generated_folder import GeneratedFolder
+
 DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
-SHAPE_CONSTANTS = ("kBatch", "kQHeads", "kKvHeads", "kQLen", "kKvLen", "kHeadDim", "kHeadDimV")
-OPTIONAL_OPERANDS = ("lse", "q_segment_ids", "kv_segment_ids", "sinks", "dsinks")
-
-
-class KernelFolderError(ValueError):
-    """A folder that holds no usable sm90a kernel."""
 
 
 @dataclasses.dataclass(frozen=True)
 class Interface:
+    generated: GeneratedFolder = dataclasses.field(compare=False, repr=False)
     name: str
     folder: str  # absolute
     spec: str  # as MANIFEST.json names it
@@ -40,7 +35,6 @@ class Interface:
     segment_ids: bool
     sinks: bool
     backward: bool
-    workspace_bytes: int  # the backward's, 0 without one
 
     def file(self, suffix):
         return os.path.join(self.folder, f"{self.name}.{suffix}")
@@ -60,64 +54,19 @@ class Interface:
         return f"kgen::{self.name}_sm90a_backward"
 
 
-def _constants(text, path):
-    values = {}
-    for name in SHAPE_CONSTANTS:
-        m = re.search(r"inline constexpr int " + name + r" = (\d+);", text)
-        if not m:
-            raise KernelFolderError(f"{path}: no `inline constexpr int {name}`: not a kgen sm90a launcher header")
-        values[name] = int(m.group(1))
-    m = re.search(r'inline constexpr const char\* kDType = "(\w+)";', text)
-    if not m or m.group(1) not in DTYPES:
-        raise KernelFolderError(f"{path}: no known kDType")
-    values["kDType"] = m.group(1)
-    return values
-
-
-def _operands(text):
-    return {name for name in OPTIONAL_OPERANDS if re.search(r"\b" + name + r" = nullptr;", text)}
-
-
 def read_interface(folder):
     """The Interface of the sm90a kernels in `folder` (e.g. "generated/splash")."""
-    folder = os.path.abspath(folder)
-    manifest_path = os.path.join(folder, "MANIFEST.json")
-    if not os.path.isfile(manifest_path):
-        raise KernelFolderError(f"{folder}: no MANIFEST.json; a kernel folder is what `make gen` writes "
-                                f"(generated/<name>/)")
-    with open(manifest_path, encoding="utf-8") as f:
-        manifest = json.load(f)
-    name, files = manifest["name"], manifest["files"]
-    regenerate = manifest.get("regenerate", f"make gen SPEC={manifest.get('spec', '<spec>')}")
-    kernel = files.get(f"{name}.sm90a.cu")
-    if kernel is None:
-        raise KernelFolderError(f"{folder}: {manifest.get('spec')} generates no sm90a kernel: add \"sm90a\" to "
-                                f"its \"targets\" and run `{regenerate}`")
-    if kernel.get("status") != "generated":
-        raise KernelFolderError(f"{folder}: {name}.sm90a.cu is a {kernel.get('status')}, not a kernel")
-    header_path = os.path.join(folder, f"{name}.sm90a.h")
-    with open(header_path, encoding="utf-8") as f:
-        header = f.read()
-    constants = _constants(header, header_path)
-    operands = _operands(header)
-    backward = f"{name}.sm90a.backward.cu" in files
-    workspace = 0
+    generated = GeneratedFolder(os.path.abspath(folder))
+    generated.file("sm90a", "kernel")  # raises, naming the command, when there is none
+    backward = generated.has("sm90a", "kernel", "backward")
     if backward:
-        backward_path = os.path.join(folder, f"{name}.sm90a.backward.h")
-        with open(backward_path, encoding="utf-8") as f:
-            backward_header = f.read()
-        if _constants(backward_header, backward_path) != constants:
-            raise KernelFolderError(f"{folder}: the forward and backward launchers disagree on the shapes")
-        m = re.search(r"kWorkspaceBytes = (\d+);", backward_header)
-        if not m:
-            raise KernelFolderError(f"{backward_path}: no kWorkspaceBytes")
-        workspace = int(m.group(1))
-        if "lse" not in operands:
-            raise KernelFolderError(f"{folder}: a backward without the forward's lse")
+        generated.file("sm90a", "kernel", "backward")
+    signature, shape = generated.signature, generated.signature.shape
+    if signature.dtype not in DTYPES:
+        raise GeneratedFolderError(f"{generated.path}: dtype {signature.dtype} is not one kgen.torch knows")
     return Interface(
-        name=name, folder=folder, spec=manifest.get("spec", "?"), regenerate=regenerate,
-        batch=constants["kBatch"], q_heads=constants["kQHeads"], kv_heads=constants["kKvHeads"],
-        q_len=constants["kQLen"], kv_len=constants["kKvLen"], head_dim=constants["kHeadDim"],
-        head_dim_v=constants["kHeadDimV"], dtype=DTYPES[constants["kDType"]],
-        lse="lse" in operands, segment_ids="q_segment_ids" in operands, sinks="sinks" in operands,
-        backward=backward, workspace_bytes=workspace)
+        generated=generated, name=generated.name, folder=str(generated.path), spec=generated.spec,
+        regenerate=generated.regenerate, batch=shape.batch, q_heads=shape.q_heads, kv_heads=shape.kv_heads,
+        q_len=shape.q_len, kv_len=shape.kv_len, head_dim=shape.head_dim, head_dim_v=shape.head_dim_v,
+        dtype=DTYPES[signature.dtype], lse=signature.lse, segment_ids=signature.segment_ids,
+        sinks=signature.sinks, backward=backward)

@@ -147,7 +147,7 @@ class Launcher:
         """Writes dq, dk, dv (and dsinks) from the forward's inputs and outputs and dout."""
 
         def body(memory):
-            workspace_address = memory.scratch(self.shim.interface.workspace_bytes)
+            workspace_address = memory.scratch(self.shim.workspace_bytes)
             args = [_tensor(memory, q), _tensor(memory, k), _tensor(memory, v), _tensor(memory, out),
                     _tensor(memory, dout), memory.input(lse), _tensor(memory, dq, output=True),
                     _tensor(memory, dk, output=True), _tensor(memory, dv, output=True), workspace_address,

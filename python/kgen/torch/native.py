@@ -1,7 +1,7 @@
 """The shim library through ctypes: launches, and (on ptxemu) device memory.
 
 A Shim wraps one built library (build.py). It checks at load that the library was compiled
-from headers saying what interface.py read from them, and turns a failed status into an
+from headers saying what MANIFEST.json's signature says (interface.py), and turns a failed status into an
 exception carrying the launcher's message and the CUDA error.
 """
 import ctypes
@@ -49,6 +49,7 @@ class Shim:
         lib.kgen_error_string.restype = ctypes.c_char_p
         self.lib = lib
         self._check_interface()
+        self.workspace_bytes = lib.kgen_workspace_bytes()  # the backward's kWorkspaceBytes, 0 without one
 
     def _check_interface(self):
         shape = (ctypes.c_int64 * 7)()
@@ -56,10 +57,10 @@ class Shim:
         i = self.interface
         bits = self.lib.kgen_operands()
         compiled = (tuple(shape), self.lib.kgen_dtype().decode(), bool(bits & 1), bool(bits & 2), bool(bits & 4),
-                    bool(bits & 8), self.lib.kgen_workspace_bytes())
+                    bool(bits & 8))
         read = ((i.batch, i.q_heads, i.kv_heads, i.q_len, i.kv_len, i.head_dim, i.head_dim_v),
                 next(k for k, v in interfaces.DTYPES.items() if v == i.dtype), i.lse, i.segment_ids, i.sinks,
-                i.backward, i.workspace_bytes)
+                i.backward)
         if compiled != read:
             raise KernelError(f"{self.path}: compiled from headers that say {compiled}, but {i.folder} says {read}")
 

@@ -68,7 +68,7 @@ class Kernel:
         returns = "(Tensor, Tensor)" if i.lse else "Tensor"
 
         def forward(q, k, v, q_segment_ids, kv_segment_ids, sinks):
-            self.checker.check(q, k, v, q_segment_ids, kv_segment_ids, sinks)
+            self.checker.operands(q, k, v, q_segment_ids, kv_segment_ids, sinks)
             out, lse = self._forward_outputs(q)
             optional = [None if t is None else t.contiguous() for t in (q_segment_ids, kv_segment_ids, sinks)]
             self._launcher_for(q).forward(q, k, v, out, lse, *optional)
@@ -79,7 +79,7 @@ class Kernel:
 
         @op.register_fake
         def _(q, k, v, q_segment_ids, kv_segment_ids, sinks):
-            self.checker.check(q, k, v, q_segment_ids, kv_segment_ids, sinks)
+            self.checker.operands(q, k, v, q_segment_ids, kv_segment_ids, sinks)
             out, lse = self._forward_outputs(q)
             return (out, lse) if i.lse else out
 
@@ -98,8 +98,8 @@ class Kernel:
         returns = "(Tensor, Tensor, Tensor, Tensor)" if i.sinks else "(Tensor, Tensor, Tensor)"
 
         def backward(q, k, v, out, dout, lse, q_segment_ids, kv_segment_ids, sinks):
-            self.checker.check(q, k, v, q_segment_ids, kv_segment_ids, sinks)
-            self.checker.check_residuals(out, dout, lse)
+            self.checker.operands(q, k, v, q_segment_ids, kv_segment_ids, sinks)
+            self.checker.residuals(out, dout, lse)
             dq, dk, dv, dsinks = self._backward_outputs(q, k, v)
             # dout comes from autograd with any strides (a sum's gradient is an expanded
             # scalar: every stride 0): copied when the kernel cannot read it as it is.
@@ -116,8 +116,8 @@ class Kernel:
 
         @op.register_fake
         def _(q, k, v, out, dout, lse, q_segment_ids, kv_segment_ids, sinks):
-            self.checker.check(q, k, v, q_segment_ids, kv_segment_ids, sinks)
-            self.checker.check_residuals(out, dout, lse)
+            self.checker.operands(q, k, v, q_segment_ids, kv_segment_ids, sinks)
+            self.checker.residuals(out, dout, lse)
             dq, dk, dv, dsinks = self._backward_outputs(q, k, v)
             return (dq, dk, dv, dsinks) if i.sinks else (dq, dk, dv)
 
