@@ -92,6 +92,7 @@ const std::map<std::string, FamilyDecoder, std::less<>>& families() {
       {"tcgen05", decode_tcgen05},
       {"stmatrix", decode_matrix}, {"ldmatrix", decode_matrix},
       {"call", decode_call},       {"mapa", decode_cluster},
+      {"clusterlaunchcontrol", decode_cluster_launch},
   };
   return table;
 }

@@ -51,6 +51,8 @@ void decode_fence(const ptx::Instruction& in, const Modifiers& m, Decoded& d) {
     d.run = run_proxy_async;
   } else if (m.has("mbarrier_init")) {
     d.run = run_mbarrier_init;
+  } else if (m.has("proxy") && m.has("release")) {
+    d.run = run_release_fence;  // e.g. fence.proxy.async::generic.release...: a release fence too
   } else if (m.has("proxy")) {
     d.run = run_ordering;  // fence.proxy.tensormap::generic etc.: tensor maps are immutable here
   } else if (m.has("acquire") || m.has("cta")) {

@@ -187,6 +187,7 @@ struct Cta {
   uint32_t rank = 0;         // %cluster_ctarank
   bool exited = false;       // every warp exited: its shared memory is gone
   bool peer_unfenced = false;  // a peer CTA wrote its shared memory (ShadowByte::kPeerWriter)
+  bool clc_failed = false;     // a clusterlaunchcontrol.try_cancel of this CTA failed
   std::vector<Warp> warps;
   SharedMemory smem;
   std::vector<uint8_t> local;  // threads x local bytes
@@ -251,6 +252,9 @@ struct Launch {
   uint32_t sm_count = 132;
   uint64_t max_instructions = ~0ull;  // warp instructions the launch may execute
   uint64_t executed = 0;              // warp instructions so far
+  // The clusters not started yet, in launch order: device.cc runs them from the front, and a
+  // clusterlaunchcontrol.try_cancel takes the front one away (core/exec_cluster_launch.cc).
+  std::deque<Dim3> unlaunched;
 };
 
 // Runs one cluster of a launch (its CTAs interleaved under one seeded scheduler) to completion;

@@ -403,6 +403,57 @@ TEST(Cluster, APairTmaLoadSignallingItsOwnUninitializedMbarrierIsReported) {
   EXPECT_NE(report.find("no initialized mbarrier at shared 0x400"), std::string::npos) << report;
 }
 
+// Cluster launch control: each launched CTA (clusters of one) counts its own tile, then keeps
+// cancelling a not-yet-launched cluster and counting that one's tile instead, until a request
+// fails. Every tile must be counted exactly once, most by the first CTA to run. `early`: the
+// response is read before waiting for its mbarrier.
+std::string clc_kernel(bool early) {
+  return module(std::string(R"(
+  .reg .b32 %r<16>; .reg .b64 %rd<6>; .reg .pred %p<6>; .reg .b128 %h;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r3, smem;
+  add.u32 %r4, %r3, 16;
+  mov.u32 %r10, %ctaid.x;
+  setp.eq.u32 %p1, %r1, 0;
+  @%p1 mbarrier.init.shared::cta.b64 [%r3], 1;
+  bar.sync 0;
+  mov.u32 %r11, 0;
+  ld.param.u64 %rd1, [out];
+LOOP:
+  mul.wide.u32 %rd2, %r10, 4;
+  add.u64 %rd3, %rd1, %rd2;
+  @%p1 red.global.add.u32 [%rd3], 1;
+  @!%p1 bra WAIT;
+  mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r3], 16;
+  clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128 [%r4], [%r3];
+WAIT:
+  )") + (early ? "" : "mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r3], %r11;\n  @!%p2 bra WAIT;") + R"(
+  xor.b32 %r11, %r11, 1;
+  ld.shared.b128 %h, [%r4];
+  clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 %p3, %h;
+  @!%p3 bra DONE;
+  clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 {%r10, %r12, %r13, _}, %h;
+  bar.sync 0;
+  bra LOOP;
+DONE:
+  ret;)",
+                ".param .u64 out");
+}
+
+TEST(Cluster, TryCancelHandsEveryNotYetLaunchedClusterToExactlyOneCta) {
+  constexpr uint32_t kTiles = 6;
+  uint32_t* out = device_array<uint32_t>(kTiles);
+  std::memset(out, 0, kTiles * 4);
+  EXPECT_EQ(run_cluster(clc_kernel(false), "cluster_clc.ptx", {kTiles, 1, 1}, {1, 1, 1}, 32, {&out}, 1024), "");
+  for (uint32_t k = 0; k < kTiles; ++k) EXPECT_EQ(out[k], 1u) << k;
+}
+
+TEST(Cluster, ReadingATryCancelResponseBeforeItsMbarrierIsReported) {
+  uint32_t* out = device_array<uint32_t>(6);
+  const std::string report = run_cluster(clc_kernel(true), "cluster_clc_early.ptx", {6, 1, 1}, {1, 1, 1}, 32, {&out}, 1024);
+  EXPECT_NE(report.find("still writes it"), std::string::npos) << report;
+}
+
 // Rank 1 writes 16 bytes into rank 0's shared memory; after the cluster barrier rank 0 stores
 // them to global with a bulk copy (the async proxy), which needs the writer's fence.proxy.async.
 std::string peer_write_then_bulk_store(bool fence) {
