@@ -142,7 +142,7 @@ Step run_wait(Warp& w, const Decoded& d, uint32_t mask) {
     const bool done = parity ? (b.phase & 1) != (operand & 1) : b.phase > operand;
     if (!done) park = Wait{Wait::Kind::mbarrier, a, b.phase, 0};
     const bool reported = done && !(blocking && w.cta->rng() % 16 == 0);  // try_wait's time limit
-    if (reported) acquire(w, b.completed);
+    if (reported && !d.relaxed) acquire(w, b.completed);  // .relaxed: no acquire
     reported_false |= !reported;
     w.set(op(d, 0), lane, reported, d);
   });
@@ -191,7 +191,7 @@ void mbarrier_arrive(Warp& w, const Decoded& d, uint32_t address, uint32_t count
                   std::to_string(b.init_line) + " for " + std::to_string(b.expected) + " arrivals per phase)" +
                   (&owner == w.cta ? std::string() : " of cluster CTA rank " + std::to_string(owner.rank)));
   if (released) merge(b.arrivals, *released);
-  else release(w, b.arrivals);
+  else if (!d.relaxed) release(w, b.arrivals);  // .relaxed: no release
   if (const std::string problem = complete_phase_if_done(b); !problem.empty()) w.fail(d, problem);
 }
 
@@ -217,6 +217,7 @@ void mbarrier_complete_tx(Cta& cta, uint32_t address, uint32_t bytes, const Vect
 
 void decode_mbarrier(const ptx::Instruction&, const Modifiers& m, Decoded& d) {
   d.space = m.space;
+  d.relaxed = m.has("relaxed");  // arrive defaults to .release, try_wait/test_wait to .acquire
   auto has = [&](const char* w) { return m.has(w); };
   if (has("init")) d.run = run_init;
   else if (has("inval")) d.run = run_inval;

@@ -23,7 +23,8 @@
 //     the columns are taken (the other CTA an SM may hold is modelled absent), and a request
 //     only the requesting warp itself could ever make room for is reported at once;
 //     tcgen05.dealloc must free exactly one allocation; a CTA that exits holding tensor memory;
-//   * tcgen05.ld/st .32x32b: the warp's lane quarter (32 (warp % 4) ..), allocated columns;
+//   * tcgen05.ld/st (.32x32b, .16x64b, .16x128b, .16x256b, .16x32bx2: tensor/umma.h): the
+//     warp's lane quarter (32 (warp % 4) .., or either half of it), allocated columns;
 //     the cells of an st are pending until tcgen05.wait::st (another warp's access or an MMA
 //     reading them before is a finding), the cells an ld reads until tcgen05.wait::ld (a write
 //     of them before, by any warp or MMA, is a finding: the anti-dependency the PTX ISA's
@@ -34,10 +35,11 @@
 //     writes are invisible until the mbarrier phase of a commit issued after it by the same
 //     thread has completed: an ld, st or MMA touching them earlier is a finding;
 //   * hand-offs of tensor memory between warps (a write then any access, or a read then a
-//     write, by different warps): the first warp's tcgen05.fence::before_thread_sync after its
-//     access (an MMA's commit stands for it), and the second warp's
-//     tcgen05.fence::after_thread_sync after that access (after the commit's arrival for an
-//     MMA's write), before its own access. Also at tcgen05.dealloc.
+//     write, by different warps) that no release/acquire synchronization orders (core/races.h;
+//     .relaxed mbarrier operations and barrier.cluster.arrive.relaxed order nothing): the first
+//     warp's tcgen05.fence::before_thread_sync after its access (an MMA's commit stands for it),
+//     and the second warp's tcgen05.fence::after_thread_sync after that access (after the
+//     commit's arrival for an MMA's write), before its own access. Also at tcgen05.dealloc.
 // Not checked: that a synchronization (mbarrier, bar.sync) actually lies between the fences
 // of a hand-off (a missing one is a race the shadow state sees only when the scheduler lets
 // it happen); the order of one warp's own tcgen05.st and later tcgen05.ld of the same cells;
@@ -201,6 +203,12 @@ void check_handoff(Warp& w, const Decoded& d, State& t, const TmemAccess& prior,
                    uint32_t lane, uint32_t column) {
   const int me = actor(w, t);
   if (prior.warp < 0 || prior.warp == me) return;
+  // "The standard memory consistency model synchronization mechanisms also apply to the tcgen05
+  // family of instructions" (PTX ISA 9.7.16.6.3): a release/acquire chain from the prior access
+  // to this warp (bar.sync, a non-.relaxed mbarrier arrive and wait, a commit's arrival) orders
+  // them. The fence pair below is what orders them otherwise (the ISA's canonical patterns,
+  // whose mbarrier operations are .relaxed).
+  if (prior.stamp && ordered_before(w, static_cast<uint16_t>(prior.agent + 1), prior.stamp)) return;
   uint64_t since = prior.time;
   std::string what = warp_name(prior.warp) + "'s " + prior_kind + " at PTX line " + std::to_string(prior.line);
   if (prior.mma) {
@@ -342,41 +350,61 @@ uint32_t tmem_address(Warp& w, const Decoded& d, uint32_t mask, const ptx::Opera
   return static_cast<uint32_t>(uniform(w, d, mask, [&](int l) { return w.address(o, l, d); }, "the tensor-memory address"));
 }
 
-// Lane quarter and allocated columns of a .32x32b access of `columns` columns.
-void check_32x32b(Warp& w, const Decoded& d, State& t, uint32_t taddr, uint32_t columns) {
-  const std::string problem = check_tcgen05_32x32b(taddr, static_cast<int>(w.index), static_cast<int>(columns));
+// One tcgen05.ld/st: its shape (Decoded::mode2) and .num (Decoded::imm), the register vector,
+// .16x32bx2's immHalfSplitoff, the warp's address and the columns it spans from there.
+struct Movement {
+  TmemShape shape = TmemShape::k32x32b;
+  uint32_t registers = 0, split = 0, taddr = 0, columns = 0;
+  const ptx::Operand* regs = nullptr;
+};
+
+// ld: {r}, [taddr]{, split}; st: [taddr]{, split}, {r}. Checks the lane quarter (or half) the
+// warp may access and that every column lies in an allocation.
+Movement movement(Warp& w, const Decoded& d, uint32_t mask, State& t, bool load) {
+  Movement m;
+  m.shape = static_cast<TmemShape>(d.mode2);
+  m.registers = tcgen05_registers(m.shape, d.imm);
+  const bool split = m.shape == TmemShape::k16x32bx2;
+  m.regs = &op(d, load ? 0 : (split ? 2 : 1));
+  m.taddr = tmem_address(w, d, mask, op(d, load ? 1 : 0));
+  if (split) m.split = static_cast<uint32_t>(w.get(op(d, load ? 2 : 1), __builtin_ctz(mask), d));
+  const TmemCell base = tmem_cell(m.taddr);
+  for (int lane = 0; lane < 32; ++lane)
+    for (uint32_t r = 0; r < m.registers; ++r)
+      m.columns = std::max(m.columns, tcgen05_ld_st_cell(m.shape, m.taddr, lane, static_cast<int>(r), m.split).column -
+                                          base.column + 1);
+  const std::string problem = check_tcgen05_access(m.shape, m.taddr, static_cast<int>(w.index), m.columns);
   if (!problem.empty()) w.fail(d, problem);
-  const std::string alloc = t.check_allocated(tmem_cell(taddr).column, columns);
+  const std::string alloc = t.check_allocated(base.column, m.columns);
   if (!alloc.empty()) w.fail(d, alloc);
+  return m;
 }
 
 Step run_load(Warp& w, const Decoded& d, uint32_t mask) {
   require_whole_warp(w, d, mask);
   State& t = tensor_memory(*w.cta);
-  const ptx::Operand& regs = op(d, 0);
-  const uint32_t n = d.imm;
-  const uint32_t taddr = tmem_address(w, d, mask, op(d, 1));
-  check_32x32b(w, d, t, taddr, n);
-  const TmemCell base = tmem_cell(taddr);
+  const Movement m = movement(w, d, mask, t, true);
+  const ptx::Operand& regs = *m.regs;
   const uint64_t now = ++t.clock;
-  for (uint32_t r = 0; r < n; ++r) {
+  for (uint32_t r = 0; r < m.registers; ++r) {
     const uint32_t slot = regs.elements[r].reg;
     if (w.poisoned[slot])
       w.fail(d, "tcgen05.ld writes register " + w.cta->launch->program->function->register_names[slot] +
                     ", which an earlier tcgen05.ld still writes (no tcgen05.wait::ld between them)");
   }
   for (int lane = 0; lane < 32; ++lane)
-    for (uint32_t r = 0; r < n; ++r) {
-      const uint32_t tl = base.lane + static_cast<uint32_t>(lane), col = base.column + r;
+    for (uint32_t r = 0; r < m.registers; ++r) {
+      const TmemCell cell = tcgen05_ld_st_cell(m.shape, m.taddr, lane, static_cast<int>(r), m.split);
+      const uint32_t tl = cell.lane, col = cell.column;
       TmemShadowCell& c = t.cell(tl, col);
       check_cell(w, d, t, c, false, "tcgen05.ld", tl, col);
       check_handoff(w, d, t, c.write, c.write.mma ? "tcgen05.mma" : "tcgen05.st", "tcgen05.ld", tl, col);
-      c.read = TmemAccess{static_cast<int>(w.index), now, d.in->line, 0};
+      c.read = TmemAccess{static_cast<int>(w.index), now, d.in->line, 0, w.agent, w.vc[w.agent]};
       if (c.ld_pending != static_cast<int>(w.index)) t.warp(w).ld_cells.push_back(tl * kTmemColumns + col);
       c.ld_pending = static_cast<int>(w.index);
       w.reg(regs.elements[r].reg, lane) = c.value;
     }
-  for (uint32_t r = 0; r < n; ++r) {
+  for (uint32_t r = 0; r < m.registers; ++r) {
     const uint32_t slot = regs.elements[r].reg;
     w.written_at[slot] = w.instructions + 1;
     poison_ld(w, slot);
@@ -387,22 +415,20 @@ Step run_load(Warp& w, const Decoded& d, uint32_t mask) {
 Step run_store(Warp& w, const Decoded& d, uint32_t mask) {
   require_whole_warp(w, d, mask);
   State& t = tensor_memory(*w.cta);
-  const ptx::Operand& regs = op(d, 1);
-  const uint32_t n = d.imm;
-  const uint32_t taddr = tmem_address(w, d, mask, op(d, 0));
-  check_32x32b(w, d, t, taddr, n);
-  const TmemCell base = tmem_cell(taddr);
+  const Movement m = movement(w, d, mask, t, false);
+  const ptx::Operand& regs = *m.regs;
   const uint64_t now = ++t.clock;
   State::WarpState& me = t.warp(w);
   for (int lane = 0; lane < 32; ++lane)
-    for (uint32_t r = 0; r < n; ++r) {
-      const uint32_t tl = base.lane + static_cast<uint32_t>(lane), col = base.column + r;
+    for (uint32_t r = 0; r < m.registers; ++r) {
+      const TmemCell cell = tcgen05_ld_st_cell(m.shape, m.taddr, lane, static_cast<int>(r), m.split);
+      const uint32_t tl = cell.lane, col = cell.column;
       TmemShadowCell& c = t.cell(tl, col);
       check_cell(w, d, t, c, true, "tcgen05.st", tl, col);
       check_handoff(w, d, t, c.write, c.write.mma ? "tcgen05.mma" : "tcgen05.st", "tcgen05.st", tl, col);
       check_handoff(w, d, t, c.read, c.read.mma ? "tcgen05.mma (A)" : "tcgen05.ld", "tcgen05.st", tl, col);
       c.value = static_cast<uint32_t>(w.get(regs.elements[r], lane, d));
-      c.write = TmemAccess{static_cast<int>(w.index), now, d.in->line, 0};
+      c.write = TmemAccess{static_cast<int>(w.index), now, d.in->line, 0, w.agent, w.vc[w.agent]};
       c.st_pending = static_cast<int>(w.index);
       me.st_cells.push_back(tl * kTmemColumns + col);
     }
@@ -645,7 +671,7 @@ void issue_mma(Warp& w, const Decoded& d, int lane) {
         check_handoff(w, d, th, c.write, c.write.mma ? "tcgen05.mma" : "tcgen05.st", mine, tl, col);
         check_handoff(w, d, th, c.read, c.read.mma ? "tcgen05.mma (A)" : "tcgen05.ld", mine, tl, col);
         ++c.mma_writes;
-        c.write = TmemAccess{who, now, d.in->line, seqs[h] + 1};
+        c.write = TmemAccess{who, now, d.in->line, seqs[h] + 1, w.agent, w.vc[w.agent]};
       }
     }
     if (ctas[h] == &cta) t.unpublished[w.lane_thread(lane)].push_back(seqs[h]);
@@ -659,7 +685,7 @@ void issue_mma(Warp& w, const Decoded& d, int lane) {
         check_cell(w, d, t, c, false, "tcgen05.mma (A)", row, col);
         check_handoff(w, d, t, c.write, c.write.mma ? "tcgen05.mma" : "tcgen05.st", "tcgen05.mma (A)", row, col);
         ++c.mma_reads;
-        c.read = TmemAccess{static_cast<int>(w.index), now, d.in->line, seqs[0] + 1};
+        c.read = TmemAccess{static_cast<int>(w.index), now, d.in->line, seqs[0] + 1, w.agent, w.vc[w.agent]};
       }
   }
 
@@ -844,7 +870,14 @@ void decode_tcgen05(const ptx::Instruction& in, const Modifiers& m, Decoded& d) 
     d.run = run_commit;
   } else if (what == "ld" || what == "st") {
     const bool load = what == "ld";
-    if (!m.has("32x32b")) throw Unsupported{"shapes other than .32x32b (16x64b, 16x128b, 16x256b, 16x32bx2)"};
+    static const std::pair<const char*, TmemShape> shapes[] = {
+        {"32x32b", TmemShape::k32x32b},   {"16x64b", TmemShape::k16x64b},     {"16x128b", TmemShape::k16x128b},
+        {"16x256b", TmemShape::k16x256b}, {"16x32bx2", TmemShape::k16x32bx2},
+    };
+    bool shaped = false;
+    for (const auto& [name, shape] : shapes)
+      if (m.has(name)) d.mode2 = static_cast<uint8_t>(shape), shaped = true;
+    if (!shaped) throw Unsupported{"a data-movement shape other than .32x32b, .16x64b, .16x128b, .16x256b, .16x32bx2"};
     if (m.has("pack::16b") || m.has("unpack::16b")) throw Unsupported{".pack::16b / .unpack::16b"};
     if (m.has("red")) throw Unsupported{".red"};
     uint32_t n = 0;
@@ -852,12 +885,17 @@ void decode_tcgen05(const ptx::Instruction& in, const Modifiers& m, Decoded& d) 
       if (word.size() > 1 && word[0] == 'x' && std::all_of(word.begin() + 1, word.end(), ::isdigit)) n = std::stoul(word.substr(1));
     if (n == 0 || n > 128 || (n & (n - 1))) throw Unsupported{"a .num other than .x1 .. .x128"};
     d.imm = n;
+    const TmemShape shape = static_cast<TmemShape>(d.mode2);
+    const uint32_t registers = tcgen05_registers(shape, n);
+    if (registers > 128) throw Unsupported{"more than 128 registers"};
+    const bool split = shape == TmemShape::k16x32bx2;
     const auto& ops = in.operands;
-    const ptx::Operand& regs = ops[load ? 0 : 1];
+    const ptx::Operand& regs = ops[load ? 0 : (split ? 2 : 1)];
     const ptx::Operand& address = ops[load ? 1 : 0];
-    if (ops.size() != 2 || address.kind != ptx::Operand::Kind::address) throw Unsupported{"operand form"};
-    if (regs.kind != ptx::Operand::Kind::vector || regs.elements.size() != n)
-      throw Unsupported{"a register vector of other than " + std::to_string(n) + " registers"};
+    if (ops.size() != (split ? 3u : 2u) || address.kind != ptx::Operand::Kind::address) throw Unsupported{"operand form"};
+    if (split && ops[load ? 2 : 1].kind != ptx::Operand::Kind::imm) throw Unsupported{"an immHalfSplitoff that is no immediate"};
+    if (regs.kind != ptx::Operand::Kind::vector || regs.elements.size() != registers)
+      throw Unsupported{"a register vector of other than " + std::to_string(registers) + " registers"};
     for (const ptx::Operand& e : regs.elements)
       if (e.kind != ptx::Operand::Kind::reg) throw Unsupported{"non-register vector elements"};
     d.run = load ? run_load : run_store;

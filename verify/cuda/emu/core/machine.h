@@ -50,6 +50,7 @@ struct Decoded {
   Rounding rounding = Rounding::none;
   bool ftz = false, sat = false, approx = false;
   bool atomic = false;      // atom/red: exempt from the race check
+  bool relaxed = false;     // .relaxed mbarrier operations: no release or acquire (core/races.h)
   ptx::Space space = ptx::Space::none;
   uint8_t vector = 1;       // .v2/.v4
   uint8_t mode = 0;         // family-specific (compare op, shfl mode, mul.hi/lo/wide, ...)

@@ -35,6 +35,9 @@ struct TmemAccess {
   uint64_t time = 0;   // the tensor-memory clock at the access
   uint32_t line = 0;   // its PTX line
   uint64_t mma = 0;    // a write by an MMA: its seq + 1 (its commit is the issuing side's fence)
+  // The accessing (issuing) warp's vector-clock agent and its own clock then (core/races.h): a
+  // later access by a warp whose clock covers it is ordered after it by release/acquire.
+  uint32_t agent = 0, stamp = 0;
 };
 
 struct TmemShadowCell {

@@ -22,7 +22,10 @@ struct Plant {
   bool no_dealloc = false;       // the CTA exits holding its columns
   bool over_allocate = false;    // warp 0 allocates 512 columns and then 32 more
   bool no_after_fence = false;   // the readers skip tcgen05.fence::after_thread_sync after the wait
-  bool no_before_fence = false;  // the readers skip tcgen05.fence::before_thread_sync before the final bar.sync
+  bool no_before_fence = false;  // the readers skip tcgen05.fence::before_thread_sync before the final barrier
+  // The readers' hand-offs synchronize without release/acquire (try_wait.relaxed, a relaxed
+  // cluster-barrier arrival instead of the final bar.sync): only the tcgen05 fences order them.
+  bool relaxed = false;
   bool no_proxy_fence = false;   // the operands' generic stores are not published by fence.proxy.async
 };
 
@@ -100,7 +103,7 @@ ALLOCATED:
   }
   tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r9];
 WAIT:
-)" + (p.no_wait ? "" : R"(  mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r9], 0;
+)" + (p.no_wait ? "" : std::string("  mbarrier.try_wait.parity") + (p.relaxed ? ".relaxed.cluster" : "") + R"(.shared::cta.b64 %p4, [%r9], 0;
   @!%p4 bra WAIT;
 )") + (p.no_after_fence ? "" : "  tcgen05.fence::after_thread_sync;\n") + R"(
   // Warp w reads its lane quarter: lanes 32 w .. 32 w + 31, columns 0 .. 15.
@@ -112,8 +115,8 @@ WAIT:
   ld.param.u64 %rd8, [out];
   mul.wide.u32 %rd10, %r2, )" + std::to_string(4 * kN) + R"(;
   add.s64 %rd9, %rd8, %rd10;
-)" + stores + (p.late_wait_ld ? "  tcgen05.wait::ld.sync.aligned;\n" : "") + (p.no_before_fence ? "" : "  tcgen05.fence::before_thread_sync;\n") + R"(
-  bar.sync 0;
+)" + stores + (p.late_wait_ld ? "  tcgen05.wait::ld.sync.aligned;\n" : "") + (p.no_before_fence ? "" : "  tcgen05.fence::before_thread_sync;\n") +
+         (p.relaxed ? "  barrier.cluster.arrive.relaxed.aligned;\n  barrier.cluster.wait.aligned;\n" : "  bar.sync 0;\n") + R"(
   @%p3 bra DONE;
   tcgen05.fence::after_thread_sync;
 )" + (p.no_dealloc ? "" : "  tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r10, 32;\n") + R"(
@@ -258,15 +261,33 @@ TEST(Tcgen05, AnAllocationThatCanNeverSucceedIsADeadlock) {
 TEST(Tcgen05, AHandOffWithoutAfterThreadSyncIsReported) {
   Plant p;
   p.no_after_fence = true;
+  p.relaxed = true;
   expect_report(run(p, "tcgen05_no_after_fence.ptx"), "with no tcgen05.fence::after_thread_sync by this warp");
 }
 
 TEST(Tcgen05, AHandOffWithoutBeforeThreadSyncIsReported) {
   Plant p;
   p.no_before_fence = true;
+  p.relaxed = true;
   const Result r = run(p, "tcgen05_no_before_fence.ptx");
   expect_report(r, "tcgen05.dealloc");
   expect_report(r, "issued no tcgen05.fence::before_thread_sync");
+}
+
+// The same kernel with relaxed synchronization and both fences is clean; with release/acquire
+// synchronization (the default mbarrier semantics, bar.sync) it needs no tcgen05 fence at all:
+// "the standard memory consistency model synchronization mechanisms also apply" (9.7.16.6.3).
+TEST(Tcgen05, FencesOrderRelaxedHandOffsAndReleaseAcquireOrdersTheRest) {
+  Plant relaxed;
+  relaxed.relaxed = true;
+  Result r = run(relaxed, "tcgen05_relaxed_fenced.ptx");
+  ASSERT_EQ(r.report, "");
+  for (int i = 0; i < kM * kN; ++i) ASSERT_EQ(r.out[i], r.expected[i]) << i;
+  Plant unfenced;
+  unfenced.no_after_fence = unfenced.no_before_fence = true;
+  r = run(unfenced, "tcgen05_acquire_release_unfenced.ptx");
+  ASSERT_EQ(r.report, "");
+  for (int i = 0; i < kM * kN; ++i) ASSERT_EQ(r.out[i], r.expected[i]) << i;
 }
 
 TEST(Tcgen05, OperandsWrittenWithoutFenceProxyAsyncAreReported) {
