@@ -208,10 +208,10 @@ uint8_t* Warp::access(ptx::Space space, uint64_t address, uint32_t bytes, bool w
                   " while an asynchronous operation (TMA store or wgmma) still reads it: a missing wait", lane);
     if (write) sh.unfenced_writer = peer ? kPeerWriter : static_cast<uint8_t>(index + 1);
     if (write && peer) owner->peer_unfenced = true;
-    // Atomics are the one way unsynchronized warps may share a byte. The race check's clocks
-    // are per CTA: a peer CTA's access is ordered by the cluster barrier or an mbarrier of the
-    // cluster, which that clock does not see, so peer accesses are not race-checked.
-    if (d.atomic || peer) continue;
+    // Atomics are the one way unsynchronized warps may share a byte. A peer CTA's access is
+    // checked like any other: the clocks span the cluster's warps, and the cluster barrier, a
+    // remote mbarrier arrival and a multicast copy's completion release and acquire across CTAs.
+    if (d.atomic) continue;
     const std::string race = shared_access(*this, sh, write);
     if (!race.empty()) fail(d, race + " (shared " + hex(address + k) + ")", lane);
   }

@@ -114,12 +114,26 @@ TEST(Cluster, MapaReachesThePeersSharedMemoryOrderedByTheClusterBarrier) {
   EXPECT_EQ(out[3], 100u);
 }
 
-TEST(Cluster, ReadingBeforeThePeerWroteIsPoisonWithoutTheBarrier) {
-  // Without the cluster barrier a CTA may read its shared memory before the peer's store: the
-  // value is the 0xff fill, not the peer's rank (the scheduler runs rank 0 to its read first
-  // for some seed; every seed must at least never crash).
+TEST(Cluster, APeersStoreWithoutTheBarrierIsARaceBetweenCtas) {
+  // Without the cluster barrier nothing orders a CTA's read of its shared memory with the peer's
+  // store into it: whichever comes first, the second is a race (for every seed).
   uint32_t* out = device_array<uint32_t>(2);
-  EXPECT_EQ(run_cluster(peer_exchange(""), "cluster_no_barrier.ptx", {2, 1, 1}, {2, 1, 1}, 32, {&out}), "");
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    Device::get().options().seed = seed;
+    const std::string report = run_cluster(peer_exchange(""), "cluster_no_barrier_" + std::to_string(seed) + ".ptx",
+                                           {2, 1, 1}, {2, 1, 1}, 32, {&out});
+    EXPECT_NE(report.find("of cluster CTA rank"), std::string::npos) << report;
+    EXPECT_NE(report.find("with no synchronization between"), std::string::npos) << report;
+  }
+  Device::get().options().seed = 1;
+}
+
+TEST(Cluster, APeersStoreBeforeARelaxedClusterBarrierIsARace) {
+  // barrier.cluster.arrive.relaxed releases nothing: the barrier orders execution, not the store.
+  uint32_t* out = device_array<uint32_t>(2);
+  const std::string report = run_cluster(peer_exchange("barrier.cluster.arrive.relaxed.aligned;\n  barrier.cluster.wait.aligned;"),
+                                         "cluster_relaxed_exchange.ptx", {2, 1, 1}, {2, 1, 1}, 32, {&out});
+  EXPECT_NE(report.find("reads what warp 0 of cluster CTA rank"), std::string::npos) << report;
 }
 
 TEST(Cluster, ArrivingTwiceWithoutWaitIsReported) {
@@ -452,6 +466,45 @@ TEST(Cluster, ReadingATryCancelResponseBeforeItsMbarrierIsReported) {
   uint32_t* out = device_array<uint32_t>(6);
   const std::string report = run_cluster(clc_kernel(true), "cluster_clc_early.ptx", {6, 1, 1}, {1, 1, 1}, 32, {&out}, 1024);
   EXPECT_NE(report.find("still writes it"), std::string::npos) << report;
+}
+
+// Warp 0 writes a shared word and arrives on an mbarrier; warp 1 waits for the phase and reads
+// the word. With the default semantics (arrive .release, try_wait .acquire) that orders them;
+// .relaxed on both orders nothing: a race.
+std::string mbarrier_handoff(bool relaxed) {
+  const std::string sem = relaxed ? ".relaxed.cta" : "";
+  return module(R"(
+  .reg .b32 %r<8>; .reg .b64 %rd<4>; .reg .pred %p<4>;
+  mov.u32 %r1, %tid.x;
+  shr.u32 %r2, %r1, 5;
+  mov.u32 %r3, smem;
+  add.u32 %r4, %r3, 64;
+  setp.eq.u32 %p1, %r1, 0;
+  @%p1 mbarrier.init.shared::cta.b64 [%r3], 32;
+  bar.sync 0;
+  setp.ne.u32 %p2, %r2, 0;
+  @%p2 bra READER;
+  st.shared.u32 [%r4], 41;
+  mbarrier.arrive)" + sem + R"(.shared::cta.b64 _, [%r3];
+  bra DONE;
+READER:
+  mbarrier.try_wait.parity)" + sem + R"(.shared::cta.b64 %p3, [%r3], 0;
+  @!%p3 bra READER;
+  ld.shared.u32 %r5, [%r4];
+  ld.param.u64 %rd1, [out];
+  st.global.u32 [%rd1], %r5;
+DONE:
+  ret;)",
+                ".param .u64 out");
+}
+
+TEST(Cluster, ARelaxedMbarrierHandOffOrdersNothing) {
+  uint32_t* out = device_array<uint32_t>(1);
+  EXPECT_EQ(run_cluster(mbarrier_handoff(false), "mbarrier_release_acquire.ptx", {1, 1, 1}, {1, 1, 1}, 64, {&out}), "");
+  EXPECT_EQ(out[0], 41u);
+  const std::string report =
+      run_cluster(mbarrier_handoff(true), "mbarrier_relaxed.ptx", {1, 1, 1}, {1, 1, 1}, 64, {&out});
+  EXPECT_NE(report.find("reads what warp 0 wrote with no synchronization between"), std::string::npos) << report;
 }
 
 // Rank 1 writes 16 bytes into rank 0's shared memory; after the cluster barrier rank 0 stores
