@@ -22,14 +22,15 @@ namespace kgen::emu {
 
 // PTX fundamental types, as instruction suffixes name them.
 enum class Type : uint8_t {
-  none, pred, b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f16, f16x2, bf16, bf16x2, f32, f64,
-  tf32, e4m3, e5m2,
+  none, pred, b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f16, f16x2, bf16, bf16x2, f32, f32x2,
+  f64, tf32, e4m3, e5m2,
 };
 Type type_named(std::string_view suffix);  // Type::none when it is not a type
 uint32_t type_bits(Type t);
 inline bool is_signed(Type t) { return t == Type::s8 || t == Type::s16 || t == Type::s32 || t == Type::s64; }
 inline bool is_float(Type t) {
-  return t == Type::f16 || t == Type::f16x2 || t == Type::bf16 || t == Type::bf16x2 || t == Type::f32 || t == Type::f64;
+  return t == Type::f16 || t == Type::f16x2 || t == Type::bf16 || t == Type::bf16x2 || t == Type::f32 ||
+         t == Type::f32x2 || t == Type::f64;
 }
 
 struct Warp;
