@@ -812,7 +812,8 @@ Step run_commit(Warp& w, const Decoded& d, uint32_t mask) {
             if (peer == x) tx.mmas[seq].publications.push_back(TmemPublication{offset, phase + 1, now});
           mbarrier_arrive(*issuer, d, at, 1, &released);
         };
-        cta.add_async(std::move(arrival));
+        // It writes x's shared memory: x exiting before it lands is the finding, not the issuer.
+        x->add_async(std::move(arrival));
       }
       ++t.vc[tensor_core_agent(cta)];  // the tensor core's next epoch: later reads need a later commit
     });
