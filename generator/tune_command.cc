@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "diagnostics.h"
 #include "exit_status.h"
@@ -35,15 +36,18 @@ namespace fs = std::filesystem;
 const char* kUsage =
     "usage: kgen tune SPEC --target T [--pass forward|dq|dkv|backward|decode] [--budget N] [--jobs N]\n"
     "                 [--measure CMD] [--tables DIR] [--no-write] [--list] [--root DIR]\n"
+    "       kgen tune --auto SPEC... [--target T] [--budget N] [--jobs N] [--measure CMD] [--tables DIR]\n"
     "  measures every legal tiling of one pass (the nearest N to the default rule's with --budget),\n"
     "  prints them ranked and writes the spec's entry into DIR/<target>/<device>.json (default\n"
-    "  <root>/tuning); --list prints the legal tilings as JSON and measures nothing (docs/tuning.md)\n";
+    "  <root>/tuning); --list prints the legal tilings as JSON and measures nothing; --auto tunes\n"
+    "  each pass whose tiles a spec writes \"auto\" (make tune; docs/tuning.md)\n";
 
 struct TuneArguments {
   std::string spec_file, target, pass = "", measure, tables, root;
+  std::vector<std::string> auto_specs;  // --auto: every spec named
   std::optional<int64_t> budget;
   int jobs = 0;
-  bool write = true, list = false;
+  bool write = true, list = false, auto_passes = false;
 };
 
 int64_t positive_option(const std::string& option, const std::string& value) {
@@ -62,8 +66,10 @@ TuneArguments parse_tune_arguments(int argc, char** argv, const std::string& roo
   std::set<std::string> seen;
   for (int k = 2; k < argc; ++k) {
     const std::string arg = argv[k];
-    if (arg == "--no-write" || arg == "--list") {
-      (arg == "--list" ? args.list : args.write) = arg == "--list";
+    if (arg == "--no-write" || arg == "--list" || arg == "--auto") {
+      if (arg == "--no-write") args.write = false;
+      if (arg == "--list") args.list = true;
+      if (arg == "--auto") args.auto_passes = true;
       continue;
     }
     static const std::set<std::string> valued = {"--target", "--pass", "--budget", "--jobs", "--measure", "--tables", "--root"};
@@ -80,14 +86,19 @@ TuneArguments parse_tune_arguments(int argc, char** argv, const std::string& roo
       if (arg == "--root") args.root = value;
     } else if (!arg.empty() && arg[0] == '-') {
       throw SpecError("unknown option '" + arg + "' for kgen tune\n" + kUsage);
-    } else if (args.spec_file.empty()) {
-      args.spec_file = arg;
     } else {
-      throw SpecError("kgen tune takes exactly one spec\n" + std::string(kUsage));
+      args.auto_specs.push_back(arg);
     }
   }
-  if (args.spec_file.empty()) throw SpecError(std::string("kgen tune needs a spec file\n") + kUsage);
-  if (args.target.empty()) throw SpecError(std::string("kgen tune needs --target tpu|sm90a|sm100a\n") + kUsage);
+  if (args.auto_specs.empty()) throw SpecError(std::string("kgen tune needs a spec file\n") + kUsage);
+  if (args.auto_passes) {
+    if (args.list || !args.pass.empty())
+      throw SpecError("kgen tune --auto takes no --list or --pass: it tunes each \"auto\" pass\n" + std::string(kUsage));
+  } else {
+    if (args.auto_specs.size() > 1) throw SpecError("kgen tune takes exactly one spec (or --auto)\n" + std::string(kUsage));
+    args.spec_file = args.auto_specs.front();
+    if (args.target.empty()) throw SpecError(std::string("kgen tune needs --target tpu|sm90a|sm100a\n") + kUsage);
+  }
   if (args.tables.empty()) args.tables = args.root + "/tuning";
   if (args.jobs == 0) args.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return args;
@@ -242,6 +253,14 @@ int tune(const TuneArguments& args, const std::string& self) {
   const Spec spec = load_spec(args.spec_file, args.root);
   const Target& target = named_target(spec, args.target);
   const auto [pass, rank_by] = tune_pass(spec, args.pass);
+  // A decode spec's tiles are tuned once the target generates its kernel (kgen gen refuses
+  // it until then): skipped, not measured, nothing written.
+  if (pass == TilePass::kDecode)
+    if (const std::optional<std::string> why = target.decode_unsupported(spec)) {
+      std::cerr << "kgen tune: " << args.spec_file << ": skipped --pass decode: " << *why
+                << " (docs/decode.md); nothing measured or written\n";
+      return 0;
+    }
   const std::optional<TuningSpace> space = target.tuning_space(spec, pass);
   if (!space)
     throw SpecError("--pass", "\"" + (args.pass.empty() ? std::string(tile_pass_name(pass)) : args.pass) + "\"",
@@ -422,18 +441,50 @@ int tune(const TuneArguments& args, const std::string& self) {
   return ranked.empty() ? 1 : 0;
 }
 
+// One pass of one spec; errors name the spec file.
+int tune_named(const TuneArguments& args, const std::string& self) {
+  try {
+    return tune(args, self);
+  } catch (const SpecError& error) {
+    const std::string what = error.what();
+    if (what.rfind(args.spec_file + ":", 0) == 0) throw;
+    throw SpecError(args.spec_file + ": " + what);
+  }
+}
+
+// --auto: each (target, pass) whose tiles a spec writes "auto", in the order kgen gen
+// resolves them; a spec without "auto" tiles is named and passed over. The first failure
+// stops the run (its status is the run's).
+int tune_auto_passes(const TuneArguments& args, const std::string& self) {
+  for (const std::string& file : args.auto_specs) {
+    Spec spec;
+    try {
+      spec = load_spec(file, args.root);
+    } catch (const SpecError& error) {
+      const std::string what = error.what();
+      throw SpecError(what.rfind(file + ":", 0) == 0 ? what : file + ": " + what);
+    }
+    int tuned = 0;
+    for (const TileResolution& resolution : spec.tile_resolutions) {
+      if (!args.target.empty() && resolution.target != args.target) continue;
+      TuneArguments one = args;
+      one.spec_file = file;
+      one.target = resolution.target;
+      one.pass = tile_pass_name(resolution.pass);
+      if (const int status = tune_named(one, self)) return status;
+      ++tuned;
+    }
+    if (!tuned) std::cerr << "kgen tune: " << file << ": no \"auto\" tiles" << (args.target.empty() ? "" : " for target " + args.target) << "; nothing to tune\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_tune_command(int argc, char** argv, const std::string& root, const std::string& self) {
   return exit_status_of("kgen tune", [&] {
     const TuneArguments args = parse_tune_arguments(argc, argv, root);
-    try {
-      return tune(args, self);
-    } catch (const SpecError& error) {
-      const std::string what = error.what();
-      if (what.rfind(args.spec_file + ":", 0) == 0) throw;
-      throw SpecError(args.spec_file + ": " + what);
-    }
+    return args.auto_passes ? tune_auto_passes(args, self) : tune_named(args, self);
   });
 }
 

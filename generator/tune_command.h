@@ -1,6 +1,7 @@
 // `kgen tune SPEC --target T [--pass P] [--budget N] [--jobs N] [--measure CMD] [--tables DIR]
 // [--no-write] [--list]` (docs/tuning.md): every legal tiling of one pass measured, ranked and
-// written into the target's tuning table.
+// written into the target's tuning table; `kgen tune --auto SPEC...` (make tune) the same for
+// each pass whose tiles a spec writes "auto".
 #pragma once
 
 #include <string>

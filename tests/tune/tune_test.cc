@@ -353,6 +353,44 @@ TEST_F(TuneCommand, BudgetListFailuresAndBadArguments) {
   }
 }
 
+// make tune's command: --auto tunes the passes a spec writes "auto" (none for a spec without),
+// after which check-generated passes; an entry planted stale makes it fail again.
+TEST_F(TuneCommand, AutoTunesTheAutoPassesAndAPlantedStaleEntryFailsTheCheck) {
+  std::ofstream(root_ / "specs" / "plain.json") << spec_text(R"("block_q": 256, "block_kv": 256)");
+  const Result tuned = kgen("tune --auto specs/tune_case.json specs/plain.json --root . --measure "
+                            "'python3 tests/tune/fake_measure.py'");
+  ASSERT_EQ(tuned.status, 0) << tuned.out;
+  EXPECT_NE(tuned.out.find("kgen tune specs/tune_case.json --target tpu --pass forward:"), std::string::npos) << tuned.out;
+  EXPECT_NE(tuned.out.find("specs/plain.json: no \"auto\" tiles; nothing to tune"), std::string::npos) << tuned.out;
+  ASSERT_EQ(kgen("gen specs/tune_case.json --root . --out generated").status, 0);
+  const Result fresh = kgen("gen --check specs/tune_case.json --root . --out generated");
+  EXPECT_EQ(fresh.status, 0) << fresh.out;
+
+  // Plant: the entry's candidate digest as if it had been measured over another legal set.
+  const fs::path file = root_ / "tuning/tpu/v5e.json";
+  Json table = Json::parse(*kgen::read_text_file(file.string()));
+  for (auto& [key, entry] : table["entries"].items()) entry["forward"]["candidates_digest"] = std::string(64, '0');
+  std::ofstream(file) << table.dump(2);
+  const Result stale = kgen("gen --check specs/tune_case.json --root . --out generated");
+  EXPECT_EQ(stale.status, 1) << stale.out;
+  EXPECT_NE(stale.out.find("is stale: the legal forward tilings changed since it was measured"), std::string::npos)
+      << stale.out;
+  EXPECT_NE(stale.out.find("Fix with: make tune SPEC=specs/tune_case.json"), std::string::npos) << stale.out;
+}
+
+TEST_F(TuneCommand, ADecodePassIsSkippedWhileTheTargetGeneratesNoDecodeKernel) {
+  std::ofstream(root_ / "specs" / "decode_case.json") << R"({"name": "decode_case", "kind": "attention_decode",
+    "shape": {"batch": 2, "q_heads": 8, "kv_heads": 2, "q_len": 1, "kv_len": 4096, "head_dim": 128},
+    "dtype": "bfloat16", "targets": {"tpu": {"generation": "v5e", "block_kv": 512}}})";
+  const Result skipped = kgen("tune specs/decode_case.json --target tpu --pass decode --root . --measure "
+                              "'python3 tests/tune/fake_measure.py'");
+  EXPECT_EQ(skipped.status, 0) << skipped.out;
+  EXPECT_NE(skipped.out.find("skipped --pass decode: target tpu generates no decode kernel yet"), std::string::npos)
+      << skipped.out;
+  EXPECT_EQ(measured_lines(), 0);
+  EXPECT_FALSE(fs::exists(root_ / "tuning"));
+}
+
 TEST_F(TuneCommand, AMalformedTableIsABadSpecForGenAndExplain) {
   fs::create_directories(root_ / "tuning/tpu");
   std::ofstream(root_ / "tuning/tpu/v5e.json") << R"({"format": 1, "target": "tpu", "device": "v5e", "entries": {"zz": {}}})";
