@@ -357,7 +357,9 @@ int tune(const TuneArguments& args, const std::string& self) {
     }
     jobs.push_back(Json{{"id", k}, {"spec", spec_path}, {"generated", (folder / "generated").string()},
                         {"name", spec.name}, {"target", target.name()}, {"pass", tile_pass_name(pass)},
-                        {"kgen", self}, {"root", fs::absolute(args.root).string()}});
+                        {"kgen", self}, {"root", fs::absolute(args.root).string()},
+                        {"live_tiles", row.facts.live_tiles}, {"total_tiles", row.facts.total_tiles},
+                        {"memory_bytes", row.facts.memory_bytes}});
   }
 
   const bool tty = ::isatty(2);

@@ -4,8 +4,10 @@
 //
 //   MEASURER --describe                  {"measured_by", "cost_unit", "tools", "sources", "columns"}
 //   MEASURER --jobs FILE --parallel N    per job of FILE (JSON lines: id, spec, generated, name,
-//                                        target, pass, kgen, root) one line {"id", "cost",
-//                                        "columns", "gpu_time_s"} or {"id", "error"}
+//                                        target, pass, kgen, root, and the plan's live_tiles,
+//                                        total_tiles per batch element and memory_bytes) one
+//                                        line {"id", "cost", "columns", "gpu_time_s"} or
+//                                        {"id", "error"}
 #pragma once
 
 #include <functional>
