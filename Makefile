@@ -7,7 +7,7 @@ SPEC ?= $(SPECS)
 TPU_SPECS = $(shell grep -l '"tpu"' $(SPECS))
 JOBS ?= 2
 
-.PHONY: deps build gen check-generated format-check audit test verify tpu-bundles bench-tpu cuda verify-gpu bench-cuda clean
+.PHONY: deps build gen check-generated tune format-check audit test verify tpu-bundles bench-tpu cuda verify-gpu bench-cuda clean
 
 deps:
 	@deps/install.sh
@@ -24,10 +24,19 @@ gen: build
 	$(KGEN) gen $(SPEC)
 	$(WRITE_CUSTOM_CALLS) $(SPEC)
 
-# Fails with a unified diff and the fix command when generated/ is stale.
+# Fails with a unified diff and the fix command when generated/ is stale, or when a spec's
+# "auto" tiles have no current entry in tuning/ (docs/tuning.md).
 check-generated: build
 	$(KGEN) gen --check $(SPECS)
 	$(WRITE_CUSTOM_CALLS) --check $(SPECS)
+
+# Re-tunes every pass whose tiles SPEC writes "auto" (default: every spec; the others are
+# passed over) and rewrites its entries in tuning/<target>/<device>.json (docs/tuning.md):
+# tpu by libtpu's static bundles (deviceless), CUDA by the compile-facts model (nvcc). Then
+# make gen. TUNE_BUDGET=N measures the N tilings nearest the default rule's.
+tune: build
+	@deps/install.sh libtpu
+	$(KGEN) tune --auto $(if $(TUNE_BUDGET),--budget $(TUNE_BUDGET)) --jobs $(JOBS) $(SPEC)
 
 # Checked-in generated .cu/.h files and the runtime headers (runtime/) must be in kgen's CUDA
 # format (generator/cuda_format.h, docs/audit.md): re-formats each in memory and fails with a

@@ -175,6 +175,7 @@ class Evaluator:
     self.l = listing
     self.env = env
     self.unresolved = set()
+    self.consulted = set()  # grid dimensions whose index a decided branch read
 
   def _operand(self, tok: str, at: int):
     tok = tok.strip()
@@ -204,10 +205,25 @@ class Evaluator:
       return None
     m = re.search(r"iteration index, stage = \d+ iter bound = (\d+)", d)
     if m and d.startswith("sphi"):
+      self.consulted.add(int(m.group(1)))
       return self.env["grid"].get(int(m.group(1)), 0)
     m = re.fullmatch(r"smov (\S+)(\s*/\*.*)?", d, re.S)
     if m and not m.group(1).startswith("("):
       return self._operand(m.group(1), addr)
+    # A predicated move, `smov (P, kept), moved`: P ? moved : kept.
+    m = re.match(r"smov \((!?)(%p\S+?), ([^)]+)\), ([^\s/]+)", d)
+    if m:
+      p = self.pred(m.group(2), depth + 1)
+      if p is None:
+        return None
+      return self._operand(m.group(4) if p != (m.group(1) == "!") else m.group(3), addr)
+    m = re.match(r"s(min|max)\.([us])32 ([^,]+), ([^\s/]+)", d)
+    if m:
+      a, b = self._operand(m.group(3), addr), self._operand(m.group(4), addr)
+      if a is None or b is None:
+        return None
+      key = (lambda x: x - (1 << 32) if x >= 1 << 31 else x) if m.group(2) == "s" else (lambda x: x)
+      return (min if m.group(1) == "min" else max)(a, b, key=key)
     m = re.match(r"s(add|sub|and|or|xor|shll|shrl|shra|mul)\.[us]32 ([^,]+), ([^\s/]+)", d)
     if m:
       a, b = self._operand(m.group(2), addr), self._operand(m.group(3), addr)
@@ -313,6 +329,7 @@ def walk(listing: Listing, env: dict, unknown_taken: bool = False):
     elif neg:
       taken = not taken
     pc = target if taken else pc + DELAY_SLOTS + 1
+  cost["consulted"] = ev.consulted
   return cost
 
 
@@ -325,14 +342,15 @@ def outside_loop(listing: Listing) -> int:
 # Compiling with the dumps
 
 
-def find_kernel_listing(dump_dir: str, before: set) -> tuple[str, str | None]:
-  """The final bundle listing of the Mosaic custom call among the new dump files."""
+def find_kernel_listing(dump_dir: str, before: set, name_part: str | None = None) -> tuple[str, str | None]:
+  """The final bundle listing of a Mosaic custom call among the new dump files: the one
+  whose HLO name contains `name_part` (Splash's "splash_mha_dq"), else the largest."""
   found = []
   for path in sorted(glob.glob(os.path.join(dump_dir, "*-final_bundles.txt"))):
     if path in before:
       continue
     base = os.path.basename(path)
-    if "-TLP-" in base or "<late-" in base:
+    if "-TLP-" in base or "<late-" in base or (name_part and name_part not in base):
       continue
     with open(path, encoding="utf-8") as f:
       head = f.read(20000)
@@ -341,7 +359,7 @@ def find_kernel_listing(dump_dir: str, before: set) -> tuple[str, str | None]:
                        "-*-final_hlo-static-per-bundle-utilization.txt")
       found.append((os.path.getsize(path), path, util[0] if util else None))
   if not found:
-    raise RuntimeError(f"no custom-call bundle listing in {dump_dir}")
+    raise RuntimeError(f"no custom-call bundle listing{' named ' + name_part if name_part else ''} in {dump_dir}")
   _, path, util = max(found)
   return path, util
 
@@ -361,17 +379,22 @@ def compile_on(device, fn, args):
   return jax.jit(fn, in_shardings=(placed,) * len(args)).lower(*args).compile()
 
 
-def compile_kgen(spec_path: str, generated: str, device, dump_dir: str):
+# kgen's kernels of a spec: the file suffix of each (docs/naming.md).
+KGEN_KERNELS = {"forward": "", "dq": ".dq", "dkv": ".dkv"}
+
+
+def compile_kgen(spec_path: str, generated: str, device, dump_dir: str, kernel: str = "forward"):
+  """Compiles generated/<name>/<name>.tpu[.dq|.dkv].mlir; (listing, utilization), module."""
   sys.path.insert(0, os.path.join(ROOT, "tests", "mosaic_dialect"))
   import check_real_mosaic as crm  # pylint: disable=import-outside-toplevel
   import tpu_deviceless_compile as tdc  # pylint: disable=import-outside-toplevel
   name = json.load(open(spec_path, encoding="utf-8"))["name"]
-  module = os.path.join(generated, name, f"{name}.tpu.mlir")
-  operands = crm.load_operands(os.path.join(generated, name, f"{name}.tpu.operands.json"))
-  kernel, args = tdc.kernel_callable(module, operands, None)
+  stem = os.path.join(generated, name, f"{name}.tpu{KGEN_KERNELS[kernel]}")
+  operands = crm.load_operands(stem + ".operands.json")
+  fn, args = tdc.kernel_callable(stem + ".mlir", operands, None)
   before = set(glob.glob(os.path.join(dump_dir, "*")))
-  compile_on(device, lambda *a: kernel(*a), args)
-  return find_kernel_listing(dump_dir, before), module
+  compile_on(device, lambda *a: fn(*a), args)
+  return find_kernel_listing(dump_dir, before), stem + ".mlir"
 
 
 # ---------------------------------------------------------------------------------------
@@ -412,23 +435,41 @@ def splash_mask(mask: dict, shape, spec_dir: str, q_heads: int):
   raise ValueError(f"no Splash mask for mask type {t!r}")
 
 
-def build_splash(spec: dict, spec_dir: str):
-  """(kernel function, argument structs, SplashAttentionKernel) for the spec."""
+def splash_block_sizes(tiles: dict, backward: bool, fused: bool = False):
+  """Splash's BlockSizes: the forward's from tiles (block_q, block_kv, block_kv_compute); with
+  `backward`, the dkv kernel's and (unless `fused`, where the dkv kernel computes dq too) the dq
+  kernel's the same."""
+  from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_kernel as sk  # pylint: disable=import-outside-toplevel
+  bq, bkv = tiles["block_q"], tiles["block_kv"]
+  bkvc = tiles.get("block_kv_compute") or bkv
+  if not backward:
+    return sk.BlockSizes(block_q=bq, block_kv=bkv, block_kv_compute=bkvc)
+  return sk.BlockSizes(block_q=bq, block_kv=bkv, block_kv_compute=bkvc, block_q_dkv=bq, block_kv_dkv=bkv,
+                       block_kv_dkv_compute=bkvc, block_q_dq=None if fused else bq,
+                       block_kv_dq=None if fused else bkv, use_fused_bwd_kernel=fused)
+
+
+def build_splash(spec: dict, spec_dir: str, tiles: dict | None = None, backward: bool = False,
+                 fused: bool = False):
+  """(kernel function, argument structs, SplashAttentionKernel, mask) for the spec, at the
+  spec's tpu tiles or `tiles`. With `backward` the function is the vjp of the attention (q, k,
+  v and the output's cotangent in; dq, dk, dv out): compiling it compiles Splash's forward
+  with residuals, its dq and dkv kernels (or, `fused`, its dkv kernel that computes dq too)."""
   import jax  # pylint: disable=import-outside-toplevel
   import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
   from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_kernel as sk  # pylint: disable=import-outside-toplevel
   from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_mask as sm  # pylint: disable=import-outside-toplevel
   s = spec["shape"]
-  h, hkv, lq, lk = s["q_heads"], s["kv_heads"], s["q_len"], s["kv_len"]
+  h, lq = s["q_heads"], s["q_len"]
+  hkv, lk = s.get("kv_heads", h), s.get("kv_len", lq)
   d = s["head_dim"]
   dv = s.get("head_dim_v", d)
-  tpu = spec["targets"]["tpu"]
   mask = splash_mask(spec.get("mask", {"type": "full"}), (lq, lk), spec_dir, h)
   if not isinstance(mask, sm.MultiHeadMask):
     mask = sm.MultiHeadMask([mask] * h)
-  blocks = sk.BlockSizes(block_q=tpu["block_q"], block_kv=tpu["block_kv"],
-                         block_kv_compute=tpu.get("block_kv_compute", tpu["block_kv"]))
-  lse = bool((spec.get("outputs") or {}).get("lse"))
+  blocks = splash_block_sizes(tiles or spec["targets"]["tpu"], backward, fused)
+  # The backward's forward saves its residuals itself; a forward alone writes lse as asked.
+  lse = bool((spec.get("outputs") or {}).get("lse")) and not backward
   kernel = sk.make_splash_mha_single_device(
       mask, block_sizes=blocks, save_residuals=lse,
       attn_logits_soft_cap=spec.get("softcap"))
@@ -436,6 +477,8 @@ def build_splash(spec: dict, spec_dir: str):
   b = s.get("batch", 1)
   args = [jax.ShapeDtypeStruct((b, h, lq, d), dt), jax.ShapeDtypeStruct((b, hkv, lk, d), dt),
           jax.ShapeDtypeStruct((b, hkv, lk, dv), dt)]
+  if backward:
+    args.append(jax.ShapeDtypeStruct((b, h, lq, dv), dt))
   seg = bool(spec.get("segment_ids"))
   sinks = bool(spec.get("sinks"))
   if seg:
@@ -449,54 +492,82 @@ def build_splash(spec: dict, spec_dir: str):
     snk = rest.pop(0) if sinks else None
     return kernel(q, k, v, segment_ids=segment_ids, sinks=snk)
 
+  axes = (0, 0, 0) + ((0, 0) if seg else ()) + ((None,) if sinks else ())
+
   def fn(q, k, v, *rest):
-    axes = (0, 0, 0) + ((0, 0) if seg else ()) + ((None,) if sinks else ())
     return jax.vmap(one, in_axes=axes)(q, k, v, *rest)
 
-  return fn, args, kernel, mask
+  def vjp(q, k, v, do, *rest):
+    _, pullback = jax.vjp(lambda q_, k_, v_: fn(q_, k_, v_, *rest), q, k, v)
+    return pullback(do)
+
+  return (vjp if backward else fn), args, kernel, mask
 
 
 # ---------------------------------------------------------------------------------------
 # The model
 
 
-def step_costs(listing: Listing, grid_ndim: int, mask_operand: int, width: int):
-  """Cost of a grid step by (q block, kv step, tile), memoized."""
-  memo = {}
-
-  def cost(i, j, tile):
-    key = (i, j, tile)
-    if key not in memo:
-      env = {"grid": {grid_ndim - 1: j, grid_ndim - 2: i}, "tile": tile,
-             "mask_operand": mask_operand}
-      memo[key] = walk(listing, env)
-    return memo[key]
-
-  mid = 1 if width >= 3 else 0
-  kinds = {"full": cost(1, mid, 2), "partial": cost(1, mid, 1), "empty": cost(1, mid, 0)}
-  first = cost(1, 0, 2)
-  last = cost(1, width - 1, 2)
-  kinds["first"] = first
-  kinds["last"] = last
-  return cost, kinds
+# The grid of each kernel, outermost first, as roles: "line" is the block the kernel walks
+# along (a q block for the forward and dq, a kv block for dkv), "step" its kv or q steps.
+# Size-1 dimensions keep their place (the listing's iteration bounds count them).
+LAYOUTS = {
+    "kgen": ("batch", "head", "line", "step"),          # forward, dq
+    "kgen-dkv": ("batch", "line", "head", "step"),
+    "splash": ("head", "line", "step"),                  # forward, dq (vmap adds batch in front)
+    "splash-dkv": ("line", "head", "step"),
+}
 
 
-def model(listing: Listing, block_mask, rows_are_heads: bool, batch: int, heads: int,
-          grid_ndim: int, mask_operand: int, width: int):
+class StepCosts:
+  """Cost of a grid step by (head, line, step, tile), memoized by the grid indices its path
+  read: a step that agrees with a walked one on every index a decided branch of that walk
+  read takes the same path, so it costs the same."""
+
+  def __init__(self, listing: Listing, layout: tuple, mask_operand: int):
+    self.listing = listing
+    ndim = listing.grid_ndim()
+    self.dims = {role: ndim - len(layout) + k for k, role in enumerate(layout)}
+    self.mask_operand = mask_operand
+    self.memo = {}
+    self.walks = 0
+
+  def __call__(self, head: int, line: int, step: int, tile: int):
+    grid = {self.dims[r]: v for r, v in (("head", head), ("line", line), ("step", step))}
+    for read, cost in self.memo.get(tile, ()):
+      if all(grid.get(d, 0) == v for d, v in read.items()):
+        return cost
+    cost = walk(self.listing, {"grid": grid, "tile": tile, "mask_operand": self.mask_operand})
+    self.walks += 1
+    self.memo.setdefault(tile, []).append(({d: grid.get(d, 0) for d in cost["consulted"]}, cost))
+    return cost
+
+
+def model(listing: Listing, block_mask, batch: int, heads: int, mask_operand: int,
+          layout: tuple = LAYOUTS["kgen"]):
   """Modeled bundles of the whole kernel: outside the grid loop once, then one loop trip
-  per grid step (its path from the block mask), plus the pipeline's extra trips."""
+  per grid step (its path from the block mask), plus the pipeline's extra trips.
+  block_mask: [1 or heads][lines][steps]. Step kinds: full, partial, empty at a middle step
+  of a middle line; first and last: a full tile at the first step of head 0 and at the last
+  step of the last head (where an accumulator starts and is written)."""
   import numpy as np  # pylint: disable=import-outside-toplevel
-  cost, kinds = step_costs(listing, grid_ndim, mask_operand, width)
   bm = np.asarray(block_mask)
+  lines, width = bm.shape[-2], bm.shape[-1]
+  cost = StepCosts(listing, layout, mask_operand)
+  mid_line = 1 if lines >= 2 else 0
+  mid = 1 if width >= 3 else 0
+  kinds = {"full": cost(0, mid_line, mid, 2), "partial": cost(0, mid_line, mid, 1),
+           "empty": cost(0, mid_line, mid, 0), "first": cost(0, mid_line, 0, 2),
+           "last": cost(heads - 1, mid_line, width - 1, 2)}
   total = 0
   steps = 0
   counts = {0: 0, 1: 0, 2: 0}
   for h in range(heads):
-    row = bm[h if rows_are_heads and bm.shape[0] > 1 else 0]
-    for i in range(row.shape[0]):
-      for j in range(row.shape[1]):
+    row = bm[h if bm.shape[0] > 1 else 0]
+    for i in range(lines):
+      for j in range(width):
         t = int(row[i, j])
-        total += cost(i, j, t)["bundles"]
+        total += cost(h, i, j, t)["bundles"]
         counts[t] += 1
         steps += 1
   total *= batch
@@ -509,16 +580,26 @@ def model(listing: Listing, block_mask, rows_are_heads: bool, batch: int, heads:
   total += max(extra, 0) * bubble + outside_loop(listing)
   return {"kinds": kinds, "total_bundles": total, "steps": steps, "trip": trip,
           "tiles": {"empty": counts[0], "partial": counts[1], "full": counts[2]},
-          "extra_trips": extra, "bubble_bundles": bubble}
+          "extra_trips": extra, "bubble_bundles": bubble, "walks": cost.walks}
 
 
-def useful_flops(spec: dict, mask_obj) -> float:
-  """2 (d + dv) per allowed (query, key) pair per head and batch row."""
+# FLOPs per (query, key) pair, over 2: the matmuls each kernel does per tile. The forward:
+# q kᵀ (d) and p v (dv); dq: q kᵀ, do vᵀ, ds k; dkv: q kᵀ, do vᵀ, pᵀ do, dsᵀ q; Splash's fused
+# dkv kernel also ds k for dq.
+KERNEL_FLOPS = {
+    "forward": lambda d, dv: d + dv,
+    "dq": lambda d, dv: 2 * d + dv,
+    "dkv": lambda d, dv: 2 * d + 2 * dv,
+    "fused_dkv": lambda d, dv: 3 * d + 2 * dv,
+}
+
+
+def allowed_pairs(spec: dict, mask_obj) -> int:
+  """Allowed (query, key) pairs over every head and batch row."""
   import numpy as np  # pylint: disable=import-outside-toplevel
   s = spec["shape"]
-  d = s["head_dim"]
-  dv = s.get("head_dim_v", d)
-  lq, lk = s["q_len"], s["kv_len"]
+  lq = s["q_len"]
+  lk = s.get("kv_len", lq)
   allowed = 0
   seen = {}
   for m in mask_obj.masks:
@@ -530,18 +611,28 @@ def useful_flops(spec: dict, mask_obj) -> float:
         n += int(np.count_nonzero(m[q0:min(q0 + step, lq), 0:lk]))
       seen[key] = n
     allowed += seen[key]
-  return 2.0 * (d + dv) * allowed * s.get("batch", 1)
+  return allowed * s.get("batch", 1)
 
 
-def summarize(name, listing, m, gen, spec, flops_useful, flops_tiles):
+def useful_flops(spec: dict, mask_obj, kernel: str = "forward") -> float:
+  """2 (d + dv) per allowed (query, key) pair per head and batch row (the forward's)."""
+  s = spec["shape"]
+  d = s["head_dim"]
+  return 2.0 * KERNEL_FLOPS[kernel](d, s.get("head_dim_v", d)) * allowed_pairs(spec, mask_obj)
+
+
+def summarize(name, listing, m, gen, spec, flops_useful, flops_tiles, tiles=None, kernel="forward"):
+  """The figures of one kernel: bundles and spills per step kind, unit use, the MXU floor
+  of its tile (`tiles`: its block_q and block_kv; default the spec's tpu tiles), the modeled
+  time and MFU."""
   g = GENERATIONS[gen]
   mxus = listing.capacity.get("MXU")
   clock = g["peak_flops"] / (mxus * g["mxu_width"] ** 2 * 2)
-  tpu = spec["targets"]["tpu"]
+  tiles = tiles or spec["targets"]["tpu"]
   s = spec["shape"]
   d = s["head_dim"]
   dv = s.get("head_dim_v", d)
-  tile_flops = 2.0 * tpu["block_q"] * tpu["block_kv"] * (d + dv)
+  tile_flops = 2.0 * tiles["block_q"] * tiles["block_kv"] * KERNEL_FLOPS[kernel](d, dv)
   floor = tile_flops / (g["peak_flops"] / clock)
   time_s = m["total_bundles"] / clock
   full = m["kinds"]["full"]
@@ -550,8 +641,9 @@ def summarize(name, listing, m, gen, spec, flops_useful, flops_tiles):
       "kernel": name, "listing": os.path.basename(listing.path),
       "generation": gen, "mxus_per_core": mxus, "clock_hz": clock,
       "peak_flops": g["peak_flops"],
+      "tiles": {k: tiles.get(k) for k in ("block_q", "block_kv", "block_kv_compute") if tiles.get(k)},
       "bundles_total_listing": len(listing.bundles),
-      "grid_loop_trip": m["trip"], "grid_steps": m["steps"], "tiles": m["tiles"],
+      "grid_loop_trip": m["trip"], "grid_steps": m["steps"], "tile_counts": m["tiles"],
       "bundles_per_step": {k: v["bundles"] for k, v in m["kinds"].items()},
       "spills_per_step": {k: {"loads": v["spill_ld"], "stores": v["spill_st"]}
                           for k, v in m["kinds"].items()},
@@ -562,12 +654,147 @@ def summarize(name, listing, m, gen, spec, flops_useful, flops_tiles):
       "spill_slots_in_listing": len({s for b in listing.bundles
                                      for s in re.findall(r"#allocation(\d+)_spill", b["text"])}),
       "mxu_floor_cycles_per_tile": floor,
+      "mxu_floor_share": floor / full["bundles"],
       "modeled_bundles": m["total_bundles"], "modeled_time_s": time_s,
       "flops_useful": flops_useful, "flops_live_tiles": flops_tiles,
       "mfu_useful": flops_useful / (time_s * g["peak_flops"]),
       "mfu_live_tiles": flops_tiles / (time_s * g["peak_flops"]),
   }
   return out
+
+
+# ---------------------------------------------------------------------------------------
+# Measuring a kernel
+
+
+class Session:
+  """Compiles kernels deviceless for the generations they name, with libtpu's dumps in one
+  folder (LIBTPU_INIT_ARGS must be set by dump_environment before jax is imported)."""
+
+  def __init__(self, dump: str, kgen: str):
+    self.dump = dump
+    self.kgen_binary = kgen
+    self.devices = {}
+    self.pairs = {}
+
+  def device(self, gen: str):
+    if gen not in self.devices:
+      self.devices[gen] = compile_only_device(GENERATIONS[gen]["topology"])
+    return self.devices[gen]
+
+  def new_listing(self, compile_fn, name_part=None):
+    """Runs compile_fn and returns the Listing it dumped; its dump files are removed."""
+    jf = f"{self.dump}/jf"
+    before = set(glob.glob(f"{jf}/*"))
+    compile_fn()
+    path, util = find_kernel_listing(jf, before, name_part)
+    listing = Listing(path, util)
+    return listing, set(glob.glob(f"{jf}/*")) - before
+
+  def forget(self, files):
+    for path in files:
+      try:
+        os.remove(path)
+      except OSError:
+        pass
+
+  def useful(self, spec: dict, spec_dir: str, mask_obj, kernel: str) -> float:
+    """Useful FLOPs of `kernel`, the allowed pairs counted once per spec."""
+    key = (spec["name"], json.dumps(spec["shape"], sort_keys=True), json.dumps(spec.get("mask"), sort_keys=True))
+    if key not in self.pairs:
+      self.pairs[key] = allowed_pairs(spec, mask_obj)
+    s = spec["shape"]
+    return 2.0 * KERNEL_FLOPS[kernel](s["head_dim"], s.get("head_dim_v", s["head_dim"])) * self.pairs[key]
+
+  def kgen(self, spec_path: str, generated: str, kernel: str = "forward", keep: bool = False) -> dict:
+    """kgen's `kernel` (forward, dq or dkv) of the spec as generated under `generated`."""
+    import numpy as np  # pylint: disable=import-outside-toplevel
+    spec = json.load(open(spec_path, encoding="utf-8"))
+    spec_dir = os.path.dirname(os.path.abspath(spec_path))
+    gen = spec["targets"]["tpu"].get("generation", "v5e")
+    s = spec["shape"]
+    plan = json.loads(subprocess.run([self.kgen_binary, "plan", spec_path, "--target", "tpu", "--pass", kernel],
+                                     check=True, capture_output=True, text=True).stdout)
+    name = spec["name"]
+    stem = os.path.join(generated, name, f"{name}.tpu{KGEN_KERNELS[kernel]}")
+    listing, files = self.new_listing(
+        lambda: compile_kgen(spec_path, generated, self.device(gen), f"{self.dump}/jf", kernel))
+    ops = json.load(open(stem + ".operands.json", encoding="utf-8"))
+    prefetch = [o["name"] for o in ops["scalar_prefetch"]]
+    bm = np.asarray(plan["block_mask"])
+    layout = LAYOUTS["kgen-dkv" if kernel == "dkv" else "kgen"]
+    m = model(listing, bm, s.get("batch", 1), s["q_heads"], prefetch.index("block_mask"), layout)
+    tiles = {"block_q": plan["block_q"], "block_kv": plan["block_kv"]}
+    d = s["head_dim"]
+    tile_flops = 2.0 * tiles["block_q"] * tiles["block_kv"] * KERNEL_FLOPS[kernel](d, s.get("head_dim_v", d))
+    live = (m["tiles"]["full"] + m["tiles"]["partial"]) * tile_flops
+    _, _, _, mask_obj = build_splash(spec, spec_dir)
+    r = summarize("kgen" if kernel == "forward" else f"kgen-{kernel}", listing, m, gen, spec,
+                  self.useful(spec, spec_dir, mask_obj, kernel), live, tiles, kernel)
+    r["spec"] = name
+    if not keep:
+      self.forget(files)
+    return r
+
+  def splash(self, spec: dict, spec_dir: str, tiles: dict | None = None, backward: bool = False,
+             fused: bool = False, keep: bool = False) -> list:
+    """JAX's Splash for the spec at `tiles` (default the spec's): its forward; with
+    `backward` its forward with residuals, dq and dkv kernels (or, `fused`, its fused dkv)."""
+    import numpy as np  # pylint: disable=import-outside-toplevel
+    s = spec["shape"]
+    gen = spec["targets"]["tpu"].get("generation", "v5e")
+    tiles = tiles or spec["targets"]["tpu"]
+    fn, args, kernel, mask_obj = build_splash(spec, spec_dir, tiles, backward, fused)
+    jf = f"{self.dump}/jf"
+    before = set(glob.glob(f"{jf}/*"))
+    compile_on(self.device(gen), fn, args)
+    files = set(glob.glob(f"{jf}/*")) - before
+    lq, lk = s["q_len"], s.get("kv_len", s["q_len"])
+    bq, bkv = tiles["block_q"], tiles["block_kv"]
+    # Splash's pallas grids: forward and dq (heads, q blocks, width), dkv (kv blocks, heads,
+    # q steps) (vmap over a batch > 1 adds a dimension in front); scalar prefetch
+    # (data_next, block_mask, mask_next).
+    parts = [("splash", "splash_mha_fwd", kernel.fwd_mask_info, "splash", "forward", (lq // bq, lk // bkv))]
+    if backward:
+      if fused:
+        parts = [("splash-fused-dkv", "splash_mha_dkv", kernel.dkv_mask_info, "splash-dkv", "fused_dkv",
+                  (lk // bkv, lq // bq))]
+      else:
+        parts += [("splash-dq", "splash_mha_dq", kernel.dq_mask_info, "splash", "dq", (lq // bq, lk // bkv)),
+                  ("splash-dkv", "splash_mha_dkv", kernel.dkv_mask_info, "splash-dkv", "dkv", (lk // bkv, lq // bq))]
+    rows = []
+    for name, listing_name, info, layout, flops_kind, blocks in parts:
+      path, util = find_kernel_listing(jf, before, listing_name)
+      listing = Listing(path, util)
+      bm = np.asarray(info.block_mask) if info.block_mask is not None else np.full((1,) + blocks, 2)
+      m = model(listing, bm, s.get("batch", 1), s["q_heads"], 1, LAYOUTS[layout])
+      d = s["head_dim"]
+      tile_flops = 2.0 * bq * bkv * KERNEL_FLOPS[flops_kind](d, s.get("head_dim_v", d))
+      live = (m["tiles"]["full"] + m["tiles"]["partial"]) * tile_flops
+      r = summarize(name, listing, m, gen, spec, self.useful(spec, spec_dir, mask_obj, flops_kind), live,
+                    {"block_q": bq, "block_kv": bkv, "block_kv_compute": tiles.get("block_kv_compute") or bkv},
+                    flops_kind)
+      r["spec"] = spec["name"]
+      rows.append(r)
+    if not keep:
+      self.forget(files)
+    return rows
+
+
+def dump_environment(dump: str) -> None:
+  """libtpu's dump flags and a host without a TPU; before jax is imported."""
+  os.makedirs(dump, exist_ok=True)
+  os.environ["LIBTPU_INIT_ARGS"] = (
+      os.environ.get("LIBTPU_INIT_ARGS", "") +
+      f" --xla_jf_dump_to={dump}/jf --xla_jf_dump_llo_text=true"
+      f" --xla_mosaic_dump_to={dump}/mosaic --xla_jf_dump_llo_static_gaps=true")
+  os.environ.setdefault("JAX_PLATFORMS", "cpu")
+  os.environ.setdefault("TPU_SKIP_MDS_QUERY", "1")
+  os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
+
+
+# ---------------------------------------------------------------------------------------
+# Reports
 
 
 def ratios(rows):
@@ -587,15 +814,42 @@ def ratios(rows):
   return "\n".join(lines)
 
 
+def backward_ratios(rows):
+  """kgen's dq + dkv against Splash's dq + dkv and its fused dkv, per full step and modeled."""
+  by = {(r["spec"], r["kernel"]): r for r in rows}
+  lines = ["| spec | generation | kgen dq + dkv full steps | Splash dq + dkv | Splash fused dkv | "
+           "kgen ÷ Splash (two kernels) | kgen ÷ Splash fused | kgen modeled ÷ Splash modeled | "
+           "kgen share of the MXU floor |",
+           "|---|---|---|---|---|---|---|---|---|"]
+  for (spec, kernel), dq in by.items():
+    dkv, sdq, sdkv, fused = (by.get((spec, k)) for k in ("kgen-dkv", "splash-dq", "splash-dkv", "splash-fused-dkv"))
+    if kernel != "kgen-dq" or dkv is None or sdq is None or sdkv is None:
+      continue
+    full = lambda r: r["bundles_per_step"]["full"]  # pylint: disable=unnecessary-lambda-assignment
+    kgen_full, splash_full = full(dq) + full(dkv), full(sdq) + full(sdkv)
+    floor = dq["mxu_floor_cycles_per_tile"] + dkv["mxu_floor_cycles_per_tile"]
+    modeled = (dq["modeled_bundles"] + dkv["modeled_bundles"]) / (sdq["modeled_bundles"] + sdkv["modeled_bundles"])
+    lines.append(f"| {spec} | {dq['generation']} | {kgen_full:,} | {splash_full:,} | "
+                 f"{full(fused):,} | {kgen_full / splash_full:.2f}× | "
+                 f"{kgen_full / full(fused) if fused else float('nan'):.2f}× | {modeled:.2f}× | "
+                 f"{100 * floor / kgen_full:.0f}% |")
+  return "\n".join(lines)
+
+
 # The regression gate: what is recorded per kgen kernel, and how far it may move.
 GATE_TOLERANCE = 0.02
 
 
+def gate_name(row) -> str:
+  """A kgen kernel's name in the gate: the spec for its forward, <spec>/dq and <spec>/dkv."""
+  return row["spec"] + ("" if row["kernel"] == "kgen" else "/" + row["kernel"][len("kgen-"):])
+
+
 def gate_figures(rows):
-  return {r["spec"]: {"full_step_bundles": r["bundles_per_step"]["full"],
-                      "full_step_spill_loads": r["spills_per_step"]["full"]["loads"],
-                      "full_step_spill_stores": r["spills_per_step"]["full"]["stores"]}
-          for r in rows if r["kernel"] == "kgen"}
+  return {gate_name(r): {"full_step_bundles": r["bundles_per_step"]["full"],
+                         "full_step_spill_loads": r["spills_per_step"]["full"]["loads"],
+                         "full_step_spill_stores": r["spills_per_step"]["full"]["stores"]}
+          for r in rows if r["kernel"].startswith("kgen")}
 
 
 def gate_failures(rows, recorded):
@@ -633,12 +887,19 @@ def markdown(rows):
   return "\n".join(lines)
 
 
+def print_row(r) -> None:
+  print(json.dumps({k: r[k] for k in ("spec", "kernel", "bundles_per_step", "modeled_time_s",
+                                      "mfu_useful", "unresolved_branches")}), flush=True)
+
+
 def main(argv=None) -> int:
   ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   ap.add_argument("spec", nargs="+")
   ap.add_argument("--generated", default=os.path.join(ROOT, "generated"))
   ap.add_argument("--kgen", default=os.environ.get("KGEN", os.path.join(ROOT, "build", "generator", "kgen")))
   ap.add_argument("--no-splash", action="store_true")
+  ap.add_argument("--backward", action="store_true",
+                  help="also the dq and dkv kernels of specs with \"backward\": true (and Splash's)")
   ap.add_argument("--json", help="write the results as JSON here")
   ap.add_argument("--keep-dumps", help="dump directory to keep (default: a temp dir)")
   gate = ap.add_mutually_exclusive_group()
@@ -647,69 +908,30 @@ def main(argv=None) -> int:
   args = ap.parse_args(argv)
 
   dump = args.keep_dumps or tempfile.mkdtemp(prefix="tpu_static_cost_")
-  os.makedirs(dump, exist_ok=True)
-  os.environ["LIBTPU_INIT_ARGS"] = (
-      os.environ.get("LIBTPU_INIT_ARGS", "") +
-      f" --xla_jf_dump_to={dump}/jf --xla_jf_dump_llo_text=true"
-      f" --xla_mosaic_dump_to={dump}/mosaic --xla_jf_dump_llo_static_gaps=true")
-  os.environ.setdefault("JAX_PLATFORMS", "cpu")
-  os.environ.setdefault("TPU_SKIP_MDS_QUERY", "1")
-  import numpy as np  # pylint: disable=import-outside-toplevel
+  dump_environment(dump)
   import jax  # pylint: disable=import-outside-toplevel
   import libtpu  # pylint: disable=import-outside-toplevel
 
+  session = Session(dump, args.kgen)
   rows = []
   for spec_path in args.spec:
     spec = json.load(open(spec_path, encoding="utf-8"))
     spec_dir = os.path.dirname(os.path.abspath(spec_path))
-    tpu = spec["targets"]["tpu"]
-    gen = tpu.get("generation", "v5e")
-    device = compile_only_device(GENERATIONS[gen]["topology"])
-    s = spec["shape"]
-    d = s["head_dim"]
-    dv = s.get("head_dim_v", d)
-    tile_flops = 2.0 * tpu["block_q"] * tpu["block_kv"] * (d + dv)
-
-    # Splash's mask object also gives the useful FLOPs (allowed pairs) for both kernels.
-    fn, sargs, skernel, smask = build_splash(spec, spec_dir)
-    flops_useful = useful_flops(spec, smask) * s["q_heads"] / len(smask.masks)
-
-    # kgen
-    plan = json.loads(subprocess.run([args.kgen, "plan", spec_path, "--target", "tpu"],
-                                     check=True, capture_output=True, text=True).stdout)
-    (kpath, kutil), _ = compile_kgen(spec_path, args.generated, device, f"{dump}/jf")
-    kl = Listing(kpath, kutil)
-    ops = json.load(open(os.path.join(args.generated, spec["name"],
-                                      f"{spec['name']}.tpu.operands.json"), encoding="utf-8"))
-    prefetch = [o["name"] for o in ops["scalar_prefetch"]]
-    bm = np.asarray(plan["block_mask"])
-    km = model(kl, bm, True, s.get("batch", 1), s["q_heads"], kl.grid_ndim(),
-               prefetch.index("block_mask"), bm.shape[-1])
-    ktiles = (km["tiles"]["full"] + km["tiles"]["partial"]) * tile_flops
-    r = summarize("kgen", kl, km, gen, spec, flops_useful, ktiles)
-    r["spec"] = spec["name"]
-    rows.append(r)
-    print(json.dumps({k: r[k] for k in ("kernel", "bundles_per_step", "modeled_time_s",
-                                         "mfu_useful", "unresolved_branches")}), flush=True)
-
+    kernels = ["forward"] + (["dq", "dkv"] if args.backward and spec.get("backward") else [])
+    for kernel in kernels:
+      rows.append(session.kgen(spec_path, args.generated, kernel, keep=bool(args.keep_dumps)))
+      print_row(rows[-1])
     if not args.no_splash:
-      before = set(glob.glob(f"{dump}/jf/*"))
-      compile_on(device, fn, sargs)
-      spath, sutil = find_kernel_listing(f"{dump}/jf", before)
-      sl = Listing(spath, sutil)
-      info = skernel.fwd_mask_info
-      sbm = np.asarray(info.block_mask) if info.block_mask is not None else \
-          np.full((1, s["q_len"] // tpu["block_q"], s["kv_len"] // tpu["block_kv"]), 2)
-      # Splash's pallas grid is (heads, q blocks, width) (vmap over a batch > 1 adds a
-      # dimension in front); its scalar prefetch is (data_next, block_mask, mask_next).
-      sm_ = model(sl, sbm, True, s.get("batch", 1), s["q_heads"], sl.grid_ndim(), 1,
-                  sbm.shape[-1])
-      stiles = (sm_["tiles"]["full"] + sm_["tiles"]["partial"]) * tile_flops
-      r = summarize("splash", sl, sm_, gen, spec, flops_useful, stiles)
-      r["spec"] = spec["name"]
-      rows.append(r)
-      print(json.dumps({k: r[k] for k in ("kernel", "bundles_per_step", "modeled_time_s",
-                                           "mfu_useful", "unresolved_branches")}), flush=True)
+      rows += session.splash(spec, spec_dir, keep=bool(args.keep_dumps))
+      print_row(rows[-1])
+      if len(kernels) > 1:
+        bwd = (spec["targets"]["tpu"].get("backward") or spec["targets"]["tpu"])
+        tiles = {k: bwd.get(k) for k in ("block_q", "block_kv", "block_kv_compute")}
+        for fused in (False, True):
+          for r in session.splash(spec, spec_dir, tiles, backward=True, fused=fused, keep=bool(args.keep_dumps)):
+            if r["kernel"] != "splash":  # the forward with residuals: measured above
+              rows.append(r)
+              print_row(r)
 
   for r in rows:
     if len(r["unresolved_branches"]) > 1:
@@ -723,6 +945,9 @@ def main(argv=None) -> int:
   if not args.no_splash:
     print()
     print(ratios(rows))
+    if args.backward:
+      print()
+      print(backward_ratios(rows))
   if args.json:
     with open(args.json, "w", encoding="utf-8") as f:
       json.dump({"jax": jax.__version__, "libtpu": libtpu.__version__, "dumps": dump,

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "auto_tiles.h"
 #include "block_plan.h"
 #include "targets/target.h"
 
@@ -110,6 +111,7 @@ std::string explain_spec(const Spec& spec) {
 
   for (const Target* target : targets())
     if (target->named_by(spec)) target->explain(out, spec);
+  out << explain_auto_tiles(spec);
   return out.str();
 }
 

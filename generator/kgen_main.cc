@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "auto_tiles.h"
 #include "diagnostics.h"
 #include "exit_status.h"
 #include "explain.h"
@@ -20,6 +21,7 @@
 #include "kernel_plans.h"
 #include "spec_outputs.h"
 #include "template_engine.h"
+#include "tune_command.h"
 
 #ifndef KGEN_VERIFY_BINARY
 #error "the build defines KGEN_VERIFY_BINARY, the kgen-verify executable"
@@ -44,6 +46,7 @@ const std::string kUsage =
     "       kgen verify SPEC --target T [...]        check a generated kernel against the reference\n"
     "       kgen audit SPEC... [--generated DIR]     check generated CUDA with Clang (docs/audit.md)\n"
     "       kgen receipt add|check [...]             record checks in, or check, docs/receipts/ (docs/receipts.md)\n"
+    "       kgen tune SPEC --target T [--pass P] [...] measure every legal tiling, rank it, write tuning/ (docs/tuning.md)\n"
     "common option: --root DIR   the project root (templates/, and what spec paths are relative to)\n";
 
 struct Arguments {
@@ -116,7 +119,7 @@ int run_gen(const Arguments& args) {
   const std::string out_dir = args.options.count("--out") ? args.options.at("--out") : "generated";
   // Every spec is validated and rendered before anything is written.
   std::vector<GeneratedFile> files;
-  std::vector<std::string> notes;
+  std::vector<std::string> notes, tuning_problems;
   std::map<std::string, std::string> spec_of_name;
   TemplateEngine engine = make_engine(root);
   const RuntimeDigests runtimes = runtime_digests(root);
@@ -126,6 +129,7 @@ int run_gen(const Arguments& args) {
     if (!fresh) throw SpecError(file + ": name: found \"" + spec.name + "\", expected a name no other spec uses (" + it->second + " has it)");
     for (GeneratedFile& output : naming_spec_file(file, [&] { return render_spec_outputs(spec, engine, runtimes); }))
       files.push_back(std::move(output));
+    for (const std::string& problem : auto_tile_problems(spec)) tuning_problems.push_back(file + ": " + problem);
     for (const std::string& target : targets_without_backward(spec))
       notes.push_back("kgen: note: " + file + ": \"backward\": true, but target " + target +
                       " generates no backward kernel for this spec; only its forward is written (kgen explain "
@@ -133,7 +137,9 @@ int run_gen(const Arguments& args) {
   }
   if (args.check) {
     const std::vector<std::string> stale = find_stale_outputs(out_dir, files);
-    if (stale.empty()) return 0;
+    // An "auto" tile field with no current tuning entry fails the check (docs/tuning.md).
+    for (const std::string& problem : tuning_problems) std::cerr << "kgen: " << problem << "\n";
+    if (stale.empty()) return tuning_problems.empty() ? 0 : 1;
     for (const std::string& report : stale) std::cerr << report;
     std::cerr << "kgen: " << stale.size() << " generated file(s) under " << out_dir
               << " are stale. Fix with:\n  make gen";
@@ -143,6 +149,8 @@ int run_gen(const Arguments& args) {
   }
   const WriteReport report = write_outputs(out_dir, files);
   for (const std::string& note : notes) std::cerr << note;
+  for (const std::string& problem : tuning_problems)
+    std::cerr << "kgen: note: " << problem << "; the default rule chose meanwhile where the entry had no legal tiling\n";
   for (const std::string& path : report.written) std::cout << "wrote " << out_dir << "/" << path << "\n";
   for (const std::string& path : report.removed) std::cout << "removed " << out_dir << "/" << path << "\n";
   std::cout << report.unchanged.size() << " file(s) unchanged\n";
@@ -162,6 +170,11 @@ int run(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "verify") become(KGEN_VERIFY_BINARY, argv);
   if (argc >= 2 && std::string(argv[1]) == "audit") become(KGEN_AUDIT_BINARY, argv);
   if (argc >= 2 && std::string(argv[1]) == "receipt") return run_receipt_command(argc, argv, KGEN_PROJECT_ROOT);
+  if (argc >= 2 && std::string(argv[1]) == "tune") {
+    std::error_code error;
+    const std::filesystem::path self = std::filesystem::canonical("/proc/self/exe", error);
+    return run_tune_command(argc, argv, KGEN_PROJECT_ROOT, error ? std::string(argv[0]) : self.string());
+  }
   const Arguments args = parse_arguments(argc, argv);
   if (args.command == "gen") return run_gen(args);
   const std::string& file = args.specs.front();

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "auto_tiles.h"
 #include "diagnostics.h"
 #include "targets/target.h"
 
@@ -228,7 +229,7 @@ std::vector<std::string> Spec::target_names() const {
   return names;
 }
 
-Spec parse_spec(const std::string& text, const std::string& spec_dir) {
+Spec parse_spec(const std::string& text, const std::string& spec_dir, const std::string& tuning_dir) {
   const Json document = parse_json_strictly(text);
   JsonFields root(document, "");
   Spec spec;
@@ -269,6 +270,7 @@ Spec parse_spec(const std::string& text, const std::string& spec_dir) {
   parse_targets(root, spec);
   root.reject_unknown({"name", "kind", "comment", "shape", "dtype", "scale", "softcap",
                        "segment_ids", "sinks", "backward", "paged", "mask", "outputs", "targets"});
+  resolve_auto_tiles(spec, tuning_dir);
   check_target_constraints(spec);
   return spec;
 }
@@ -287,7 +289,7 @@ Spec load_spec(const std::string& file, const std::string& project_root) {
   const bool inside = !relative.empty() && *relative.begin() != "..";
   Spec spec;
   try {
-    spec = parse_spec(text.str(), absolute.parent_path().string());
+    spec = parse_spec(text.str(), absolute.parent_path().string(), (root / "tuning").string());
   } catch (const SpecError& error) {
     throw SpecError(file + ": " + error.what());
   }

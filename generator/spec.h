@@ -2,12 +2,15 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "dtype.h"
 #include "mask.h"
+#include "tile_choice.h"
 
 namespace kgen {
 
@@ -89,14 +92,23 @@ struct Spec {
   std::string source;
   std::vector<std::string> mask_files;  // npy files read, relative to the spec's folder
 
+  // Tile fields written "auto" (docs/tuning.md), per target name: "block_q", "backward.block_kv".
+  // Their values in the target sections are filled in by resolve_auto_tiles (auto_tiles.h),
+  // which records how in `tile_resolutions`.
+  std::map<std::string, std::set<std::string>> auto_tiles;
+  std::vector<TileResolution> tile_resolutions;
+
   std::vector<std::string> target_names() const;  // in the registry's order (targets/target.h)
 };
 
 // Reads and validates a spec file. Throws SpecError naming the JSON path on any defect.
-// `project_root` decides how `source` is written.
+// `project_root` decides how `source` is written, and holds the tuning tables "auto" tile
+// fields are read from (<project_root>/tuning, docs/tuning.md).
 Spec load_spec(const std::string& file, const std::string& project_root);
 
-// The same from JSON text; `spec_dir` resolves mask files. Errors carry no file name.
-Spec parse_spec(const std::string& text, const std::string& spec_dir);
+// The same from JSON text; `spec_dir` resolves mask files; "auto" tile fields are read from
+// the tables under `tuning_dir` ("": none, every "auto" field takes the default rule). Errors
+// carry no file name.
+Spec parse_spec(const std::string& text, const std::string& spec_dir, const std::string& tuning_dir = "");
 
 }  // namespace kgen

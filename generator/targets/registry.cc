@@ -2,6 +2,7 @@
 
 #include "diagnostics.h"
 #include "targets/target.h"
+#include "targets/tile_fields.h"
 #include "targets/tiling_rules.h"
 
 namespace kgen {
@@ -53,7 +54,7 @@ const char* plan_pass_name(PlanPass pass) {
 }
 
 std::optional<BackwardTiles> parse_backward_tiles(JsonFields& target_fields, const Spec& spec,
-                                                  bool has_block_kv_compute) {
+                                                  bool has_block_kv_compute, Spec* autos, const std::string& target) {
   if (!target_fields.has("backward")) return std::nullopt;
   const std::string path = target_fields.path_of("backward");
   if (!spec.backward)
@@ -61,10 +62,22 @@ std::optional<BackwardTiles> parse_backward_tiles(JsonFields& target_fields, con
                     "no backward tiles unless the spec says \"backward\": true");
   JsonFields fields(target_fields.required_object("backward"), path);
   BackwardTiles tiles;
-  tiles.block_q = fields.required_int("block_q", 1, kMaxBlock);
-  tiles.block_kv = fields.required_int("block_kv", 1, kMaxBlock);
+  // "auto" values only where the caller records them (docs/tuning.md).
+  Spec ignored;
+  Spec& into = autos ? *autos : ignored;
+  auto tile = [&](const char* key) {
+    if (!autos) return fields.required_int(key, 1, kMaxBlock);
+    return required_tile(fields, key, kMaxBlock, into, target, std::string("backward.") + key);
+  };
+  tiles.block_q = tile("block_q");
+  tiles.block_kv = tile("block_kv");
   if (has_block_kv_compute) {
-    tiles.block_kv_compute = fields.optional_int("block_kv_compute", 1, kMaxBlock).value_or(tiles.block_kv);
+    tiles.block_kv_compute =
+        (autos ? optional_tile(fields, "block_kv_compute", kMaxBlock, into, target, "backward.block_kv_compute")
+               : fields.optional_int("block_kv_compute", 1, kMaxBlock))
+            .value_or(tiles.block_kv);
+    if (autos && !fields.has("block_kv_compute") && is_auto_tile(into, target, "backward.block_kv"))
+      into.auto_tiles[target].insert("backward.block_kv_compute");
     fields.reject_unknown({"block_q", "block_kv", "block_kv_compute"});
   } else {
     fields.reject_unknown({"block_q", "block_kv"});

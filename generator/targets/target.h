@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -15,6 +16,7 @@
 #include "kernel_plans.h"
 #include "receipts.h"
 #include "spec.h"
+#include "tile_choice.h"
 
 namespace kgen {
 
@@ -40,6 +42,38 @@ struct TilingViolation {
 // A decode spec has one pass, its split decode kernel (and the combine that merges the splits).
 enum class PlanPass { kForward, kDq, kDkv, kDecode };
 const char* plan_pass_name(PlanPass pass);  // "forward", "dq", "dkv", "decode"
+
+// One tile field kgen tune varies and the values it tries (docs/tuning.md).
+struct TileAxis {
+  std::string field;            // as under "targets.<name>": "block_q", "backward.block_kv", "splits"
+  std::vector<int64_t> values;  // ascending
+};
+
+// What kgen tune searches for one pass of a target, and where the default rule starts.
+struct TuningSpace {
+  std::vector<TileAxis> axes;
+  // The default rule's starting point: "auto" fields with no tuned entry take the legal
+  // candidate nearest it (docs/tuning.md).
+  TileChoice preferred;
+  std::string preferred_why;  // where `preferred` comes from, for kgen explain
+  // Legal combinations the search leaves out (null: none), and why.
+  std::function<bool(const TileChoice&)> skip;
+  std::string skip_why;
+};
+
+// What kgen tune shows beside a candidate's cost.
+struct TilingFacts {
+  int64_t live_tiles = 0;    // per batch element, summed over the pass's kernels
+  int64_t total_tiles = 0;
+  int64_t memory_bytes = 0;  // the largest working set among the pass's kernels
+  std::string memory;        // what it is: "VMEM", "shared memory"
+};
+
+// The program kgen tune runs to measure a target's candidates (docs/tuning.md, "Measurers").
+struct TuningMeasurer {
+  std::string python;  // relative to the project root: ".venv-libtpu/bin/python"
+  std::string script;  // relative to the project root
+};
 
 class Target {
  public:
@@ -81,6 +115,19 @@ class Target {
   // What its receipts cover and must hold (docs/receipts.md); nothing while its kernels are
   // placeholders.
   virtual std::optional<ReceiptRule> receipt_rule() const { return std::nullopt; }
+
+  // Tuning (docs/tuning.md): the tile fields of `pass` that kgen tune varies and a spec may
+  // write "auto", or nothing when the target has no kernel of that pass for the spec.
+  virtual std::optional<TuningSpace> tuning_space(const Spec&, TilePass) const { return std::nullopt; }
+  // The spec's values of those fields (for the backward: its written or chosen tiles), and
+  // the spec with `choice` written in.
+  virtual TileChoice tiles_of(const Spec&, TilePass) const { return {}; }
+  virtual void set_tiles(Spec&, TilePass, const TileChoice&) const {}
+  virtual TilingFacts tiling_facts(const Spec&, TilePass) const { return {}; }
+  // Which tuning table holds its entries: tuning/<name>/<device>.json, per TPU generation or
+  // GPU part.
+  virtual std::string tuning_device(const Spec&) const { return ""; }
+  virtual TuningMeasurer tuning_measurer() const { return {}; }
 };
 
 // Every target, in the order specs, manifests and reports list them: tpu, sm90a, sm100a.
@@ -98,8 +145,10 @@ void check_target_constraints(const Spec& spec);
 
 // Reads "<path>.backward" of a target section when present (docs/spec-format.md §7): block_q and
 // block_kv, and block_kv_compute where the target has one (default block_kv). SpecError when
-// the spec does not ask for the backward.
+// the spec does not ask for the backward. With `autos`, a field may be "auto" (docs/tuning.md),
+// recorded in autos->auto_tiles[target] as "backward.<field>".
 std::optional<BackwardTiles> parse_backward_tiles(JsonFields& target_fields, const Spec& spec,
-                                                  bool has_block_kv_compute);
+                                                  bool has_block_kv_compute, Spec* autos = nullptr,
+                                                  const std::string& target = "");
 
 }  // namespace kgen

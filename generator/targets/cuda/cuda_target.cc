@@ -3,6 +3,8 @@
 #include "diagnostics.h"
 #include "explain.h"
 #include "memory_budget.h"
+#include "targets/tile_fields.h"
+#include "tiling_candidates.h"
 
 namespace kgen {
 
@@ -14,9 +16,9 @@ void CudaTarget::parse(const Json& object, const std::string& path, Spec& spec) 
   JsonFields fields(object, path);
   GpuTarget gpu;
   gpu.splits = parse_decode_splits(fields, spec);
-  if (!spec.decode) gpu.block_q = fields.required_int("block_q", 1, kMaxBlock);
-  gpu.block_kv = fields.required_int("block_kv", 1, kMaxBlock);
-  gpu.backward = parse_backward_tiles(fields, spec, /*has_block_kv_compute=*/false);
+  if (!spec.decode) gpu.block_q = required_tile(fields, "block_q", kMaxBlock, spec, name_, "block_q");
+  gpu.block_kv = required_tile(fields, "block_kv", kMaxBlock, spec, name_, "block_kv");
+  gpu.backward = parse_backward_tiles(fields, spec, /*has_block_kv_compute=*/false, &spec, name_);
   std::vector<std::string> known{"block_q", "block_kv", "backward", "splits"};
   parse_options(fields, gpu, known);
   fields.reject_unknown(known);
@@ -155,6 +157,80 @@ void CudaTarget::explain(std::ostream& out, const Spec& spec) const {
       explain_backward(out, spec, backward_tiling(spec));
   }
   explain_maps(out, spec, tiles);
+}
+
+std::optional<TuningSpace> CudaTarget::tuning_space(const Spec& spec, TilePass pass) const {
+  if ((pass == TilePass::kDecode) != spec.decode.has_value()) return std::nullopt;
+  if (pass == TilePass::kBackward && (!spec.backward || backward_unsupported(spec))) return std::nullopt;
+  std::vector<int64_t> kv;
+  for (int64_t v = 32; v <= 256; v += 32) kv.push_back(v);
+  TuningSpace space;
+  if (pass == TilePass::kDecode) {
+    space.axes = {{"block_kv", kv}, {"splits", powers_of_two(1, 64)}};
+    Spec unsplit = spec;
+    (unsplit.*section_)->splits.reset();
+    space.preferred = {{"block_kv", 128}, {"splits", decode_split(unsplit).splits}};
+    space.preferred_why = "128-position kv blocks, split by the split rule";
+    return space;
+  }
+  const std::vector<int64_t> q = {kRowsPerConsumerWarpgroup, 2 * kRowsPerConsumerWarpgroup, 3 * kRowsPerConsumerWarpgroup};
+  if (pass == TilePass::kForward) {
+    space.axes = {{"block_q", q}, {"block_kv", kv}};
+    space.preferred = {{"block_q", 128}, {"block_kv", 128}};
+    space.preferred_why = "two consumer warpgroups of 64 rows, 128-key tiles";
+  } else {
+    space.axes = {{"backward.block_q", q}, {"backward.block_kv", kv}};
+    const Tiling rule = default_backward_tiling(spec);
+    space.preferred = {{"backward.block_q", rule.block_q}, {"backward.block_kv", rule.block_kv}};
+    space.preferred_why = std::string("target ") + name_ + "'s backward tiles for this shape";
+  }
+  return space;
+}
+
+TileChoice CudaTarget::tiles_of(const Spec& spec, TilePass pass) const {
+  const GpuTarget& gpu = *(spec.*section_);
+  switch (pass) {
+    case TilePass::kForward: return {{"block_q", gpu.block_q}, {"block_kv", gpu.block_kv}};
+    case TilePass::kBackward: {
+      const Tiling tiles = backward_tiling(spec);
+      return {{"backward.block_q", tiles.block_q}, {"backward.block_kv", tiles.block_kv}};
+    }
+    case TilePass::kDecode: return {{"block_kv", gpu.block_kv}, {"splits", decode_split(spec).splits}};
+  }
+  return {};
+}
+
+void CudaTarget::set_tiles(Spec& spec, TilePass pass, const TileChoice& choice) const {
+  GpuTarget& gpu = *(spec.*section_);
+  auto value = [&](const std::string& field, int64_t current) {
+    const auto found = choice.find(field);
+    return found == choice.end() ? current : found->second;
+  };
+  if (pass == TilePass::kBackward) {
+    const Tiling now = backward_tiling(spec);
+    gpu.backward = BackwardTiles{value("backward.block_q", now.block_q), value("backward.block_kv", now.block_kv), 0};
+    return;
+  }
+  if (pass == TilePass::kForward) gpu.block_q = value("block_q", gpu.block_q);
+  gpu.block_kv = value("block_kv", gpu.block_kv);
+  if (pass == TilePass::kDecode && choice.count("splits")) gpu.splits = choice.at("splits");
+}
+
+TilingFacts CudaTarget::tiling_facts(const Spec& spec, TilePass pass) const {
+  TilingFacts facts;
+  facts.memory = "shared memory";
+  if (pass == TilePass::kDecode) {
+    const DecodeWork work = decode_work(spec);
+    facts.live_tiles = work.work_units * work.kv_blocks / spec.shape.batch;
+    facts.total_tiles = facts.live_tiles;
+    return facts;
+  }
+  const Tiling t = pass == TilePass::kForward ? tiling(spec) : backward_tiling(spec);
+  const KvBlockLists lists = build_kv_block_lists(spec.masks, spec.shape.q_heads, gpu_tile_shape(spec, gpu_tiles(t)));
+  facts.live_tiles = lists.live_tiles_per_batch;
+  facts.total_tiles = lists.total_tiles_per_batch;
+  if (pass == TilePass::kForward) facts.memory_bytes = smem_budget(spec, gpu_tiles(t)).total();
+  return facts;
 }
 
 }  // namespace kgen

@@ -50,6 +50,15 @@ class CudaTarget : public Target {
   void explain(std::ostream& out, const Spec& spec) const final;
   DecodeSplits decode_split(const Spec& spec) const final;
 
+  // docs/tuning.md: block_q in whole consumer warpgroups (64, 128, 192), block_kv in multiples of
+  // 32 up to 256 (forward, decode); the backward's the same; the architecture's checks keep
+  // what it can run.
+  std::optional<TuningSpace> tuning_space(const Spec& spec, TilePass pass) const override;
+  TileChoice tiles_of(const Spec& spec, TilePass pass) const override;
+  void set_tiles(Spec& spec, TilePass pass, const TileChoice& choice) const override;
+  TilingFacts tiling_facts(const Spec& spec, TilePass pass) const override;
+  TuningMeasurer tuning_measurer() const override { return {".venv/bin/python", "verify/cuda/tune_measure.py"}; }
+
  protected:
   // The forward kernel's shared memory at `tiles`.
   virtual MemoryBudget smem_budget(const Spec& spec, const GpuTarget& tiles) const { return gpu_smem_budget(spec, tiles); }

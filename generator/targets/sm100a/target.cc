@@ -18,6 +18,9 @@ class Sm100a final : public CudaTarget {
   Sm100a() : CudaTarget("sm100a", "sm_100a", &Spec::sm100a, /*sms=*/148) {}  // a B200
   KernelPlan plan(const Spec& spec) const override { return plan_sm100a_kernel(spec); }
 
+  // Its tuning table is the part it is planned for (148 SMs).
+  std::string tuning_device(const Spec&) const override { return "b200"; }
+
   // The kernel, the launcher header and the runtime headers it is compiled with; compiled and
   // inspected (nvcc_sass) and executed on ptxemu (cpu_emulation), the only place an sm100a
   // kernel runs: no Blackwell GPU exists here.

@@ -25,6 +25,16 @@ class Sm90a final : public CudaTarget {
     return {plan_sm90a_backward_kernel(spec, gpu_tiles(tiling))};
   }
 
+  // Its tuning table is the part it is planned for (132 SMs).
+  std::string tuning_device(const Spec&) const override { return "h100_sxm"; }
+
+  TilingFacts tiling_facts(const Spec& spec, TilePass pass) const override {
+    TilingFacts facts = CudaTarget::tiling_facts(spec, pass);
+    if (pass == TilePass::kBackward)
+      facts.memory_bytes = sm90a_backward_smem_budget(spec, gpu_tiles(backward_tiling(spec))).total();
+    return facts;
+  }
+
   // The kernel, the launcher header, the backward's (where generated) and the runtime headers
   // they are compiled with; compiled and inspected (nvcc_sass), executed on ptxemu
   // (cpu_emulation); run on a GPU only where one was lent (gpu).

@@ -1,4 +1,5 @@
 // The tpu target: Splash-style Mosaic kernels for one TPU generation (docs/tpu-kernel.md).
+#include <algorithm>
 #include <sstream>
 
 #include "block_plan.h"
@@ -7,6 +8,8 @@
 #include "memory_budget.h"
 #include "targets/decode_rules.h"
 #include "targets/target.h"
+#include "targets/tile_fields.h"
+#include "tiling_candidates.h"
 #include "targets/tiling_rules.h"
 #include "targets/tpu/backward_plan.h"
 #include "targets/tpu/generations.h"
@@ -118,10 +121,14 @@ class Tpu final : public Target {
       throw SpecError(fields.path_of("generation"), describe_value(fields.raw("generation")), "one of " + names);
     }
     tpu.splits = parse_decode_splits(fields, spec);
-    if (!spec.decode) tpu.block_q = fields.required_int("block_q", 1, kMaxBlock);
-    tpu.block_kv = fields.required_int("block_kv", 1, kMaxBlock);
-    tpu.block_kv_compute = fields.optional_int("block_kv_compute", 1, kMaxBlock).value_or(tpu.block_kv);
-    tpu.backward = parse_backward_tiles(fields, spec, /*has_block_kv_compute=*/true);
+    if (!spec.decode) tpu.block_q = required_tile(fields, "block_q", kMaxBlock, spec, name(), "block_q");
+    tpu.block_kv = required_tile(fields, "block_kv", kMaxBlock, spec, name(), "block_kv");
+    tpu.block_kv_compute =
+        optional_tile(fields, "block_kv_compute", kMaxBlock, spec, name(), "block_kv_compute").value_or(tpu.block_kv);
+    // Absent, block_kv_compute is block_kv: chosen with it when that is "auto".
+    if (!fields.has("block_kv_compute") && is_auto_tile(spec, name(), "block_kv"))
+      spec.auto_tiles[name()].insert("block_kv_compute");
+    tpu.backward = parse_backward_tiles(fields, spec, /*has_block_kv_compute=*/true, &spec, name());
     fields.reject_unknown({"generation", "block_q", "block_kv", "block_kv_compute", "backward", "splits"});
     spec.tpu = tpu;
   }
@@ -236,6 +243,117 @@ class Tpu final : public Target {
         {"total_blocks", s.batch * plan.total_tiles_per_batch},
     };
   }
+
+  // docs/tuning.md. Powers of two: block_q from 128 rows (a full MXU pass; less only when q_len
+  // is shorter) to 2048, block_kv from one lane width to 4096, block_kv_compute from one lane
+  // width to 2048; the backward's the same (its block_q lies on lanes in the dkv kernel).
+  std::optional<TuningSpace> tuning_space(const Spec& spec, TilePass pass) const override {
+    const Shape& s = spec.shape;
+    const TpuGeneration& generation = *find_tpu_generation(spec.tpu->generation);
+    TuningSpace space;
+    // The kernels unroll a kv block's sub-tiles: past 8 of them the code only grows.
+    space.skip = [](const TileChoice& tiles) {
+      for (const char* prefix : {"", "backward."}) {
+        const auto kv = tiles.find(std::string(prefix) + "block_kv");
+        const auto compute = tiles.find(std::string(prefix) + "block_kv_compute");
+        if (kv != tiles.end() && compute != tiles.end() && kv->second > 8 * compute->second) return true;
+      }
+      return false;
+    };
+    space.skip_why = "more than 8 sub-tiles per kv block (block_kv > 8 block_kv_compute)";
+    const std::vector<int64_t> kv = powers_of_two(kTpuLanes, std::min<int64_t>(s.kv_len, 4096));
+    const std::vector<int64_t> compute = powers_of_two(kTpuLanes, std::min<int64_t>(s.kv_len, 2048));
+    if (spec.decode) {
+      if (pass != TilePass::kDecode) return std::nullopt;
+      space.axes = {{"block_kv", powers_of_two(kTpuLanes, std::min<int64_t>(s.kv_len, 8192))},
+                    {"block_kv_compute", compute},
+                    {"splits", powers_of_two(1, 64)}};
+      Spec unsplit = spec;
+      unsplit.tpu->splits.reset();
+      space.preferred = {{"block_kv", 2048}, {"block_kv_compute", 512}, {"splits", decode_split(unsplit).splits}};
+      space.preferred_why = "2048-position kv blocks of 512-lane sub-tiles, split by the split rule";
+      return space;
+    }
+    if (pass == TilePass::kDecode || (pass == TilePass::kBackward && !spec.backward)) return std::nullopt;
+    const int64_t rows = tpu_sublane_rows(dtype_bytes(spec.dtype));
+    const int64_t q_floor = std::max<int64_t>(rows, std::min<int64_t>(128, s.q_len));
+    const std::vector<int64_t> q = powers_of_two(pass == TilePass::kBackward ? kTpuLanes : q_floor,
+                                                 std::min<int64_t>(s.q_len, 2048));
+    const std::string prefix = pass == TilePass::kBackward ? "backward." : "";
+    space.axes = {{prefix + "block_q", q}, {prefix + "block_kv", kv}, {prefix + "block_kv_compute", compute}};
+    if (pass == TilePass::kForward) {
+      space.preferred = {{"block_q", 512}, {"block_kv", 4 * generation.mxu_width}, {"block_kv_compute", 2 * generation.mxu_width}};
+      space.preferred_why = "512 q rows, kv blocks of four MXU widths in sub-tiles of two on " + std::string(generation.name);
+    } else {
+      Spec unwritten = spec;
+      unwritten.tpu->backward.reset();
+      const Tiling rule = backward_tiling(unwritten);
+      space.preferred = {{"backward.block_q", rule.block_q}, {"backward.block_kv", rule.block_kv},
+                         {"backward.block_kv_compute", rule.block_kv_compute}};
+      space.preferred_why = "the forward's tiles, halved until the backward's working set fits";
+    }
+    return space;
+  }
+
+  TileChoice tiles_of(const Spec& spec, TilePass pass) const override {
+    const TpuTarget& tpu = *spec.tpu;
+    switch (pass) {
+      case TilePass::kForward:
+        return {{"block_q", tpu.block_q}, {"block_kv", tpu.block_kv}, {"block_kv_compute", tpu.block_kv_compute}};
+      case TilePass::kBackward: {
+        const Tiling tiles = backward_tiling(spec);
+        return {{"backward.block_q", tiles.block_q}, {"backward.block_kv", tiles.block_kv},
+                {"backward.block_kv_compute", tiles.block_kv_compute}};
+      }
+      case TilePass::kDecode:
+        return {{"block_kv", tpu.block_kv}, {"block_kv_compute", tpu.block_kv_compute}, {"splits", decode_split(spec).splits}};
+    }
+    return {};
+  }
+
+  void set_tiles(Spec& spec, TilePass pass, const TileChoice& choice) const override {
+    TpuTarget& tpu = *spec.tpu;
+    auto value = [&](const std::string& field, int64_t current) {
+      const auto found = choice.find(field);
+      return found == choice.end() ? current : found->second;
+    };
+    if (pass == TilePass::kBackward) {
+      const Tiling now = backward_tiling(spec);
+      tpu.backward = BackwardTiles{value("backward.block_q", now.block_q), value("backward.block_kv", now.block_kv),
+                                   value("backward.block_kv_compute", now.block_kv_compute)};
+      return;
+    }
+    if (pass == TilePass::kForward) tpu.block_q = value("block_q", tpu.block_q);
+    tpu.block_kv = value("block_kv", tpu.block_kv);
+    tpu.block_kv_compute = value("block_kv_compute", tpu.block_kv_compute);
+    if (pass == TilePass::kDecode && choice.count("splits")) tpu.splits = choice.at("splits");
+  }
+
+  TilingFacts tiling_facts(const Spec& spec, TilePass pass) const override {
+    TilingFacts facts;
+    facts.memory = "VMEM";
+    if (pass == TilePass::kForward) {
+      const SplashPlan plan = tpu_splash_plan(spec);
+      facts.live_tiles = plan.live_tiles_per_batch;
+      facts.total_tiles = plan.total_tiles_per_batch;
+      facts.memory_bytes = tpu_vmem_budget(spec, *spec.tpu).total();
+    } else if (pass == TilePass::kBackward) {
+      const Tiling tiles = backward_tiling(spec);
+      const SplashPlan dkv = splash_plan(spec, tiles, SplashPass::kDkv), dq = splash_plan(spec, tiles);
+      facts.live_tiles = dkv.live_tiles_per_batch + dq.live_tiles_per_batch;
+      facts.total_tiles = dkv.total_tiles_per_batch + dq.total_tiles_per_batch;
+      const TpuTarget at = tpu_at(spec, tiles);
+      facts.memory_bytes = std::max(tpu_dkv_vmem_budget(spec, at).total(), tpu_dq_vmem_budget(spec, at).total());
+    } else {
+      const DecodeWork work = decode_work(spec);
+      facts.live_tiles = work.work_units * work.kv_blocks / spec.shape.batch;
+      facts.total_tiles = facts.live_tiles;
+    }
+    return facts;
+  }
+
+  std::string tuning_device(const Spec& spec) const override { return spec.tpu->generation; }
+  TuningMeasurer tuning_measurer() const override { return {".venv-libtpu/bin/python", "bench/tpu_tune_measure.py"}; }
 
   void explain(std::ostream& out, const Spec& spec) const override {
     const TpuTarget& tpu = *spec.tpu;
