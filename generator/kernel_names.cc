@@ -38,7 +38,7 @@ const std::vector<std::string>& generated_suffixes() {
 }
 
 const std::vector<std::string>& generated_passes() {
-  static const std::vector<std::string> passes = {"dq", "dkv", "backward"};
+  static const std::vector<std::string> passes = {"dq", "dkv", "backward", "combine"};
   return passes;
 }
 

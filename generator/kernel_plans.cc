@@ -17,6 +17,8 @@ std::vector<KernelPlan> plan_kernels(const Spec& spec) {
       }
     }
     plans.push_back(target->plan(spec));
+    if (spec.decode)
+      if (std::optional<KernelPlan> combine = target->decode_combine_plan(spec)) plans.push_back(std::move(*combine));
     if (spec.backward)
       for (KernelPlan& backward : target->backward_plans(spec)) plans.push_back(std::move(backward));
   }
@@ -24,6 +26,14 @@ std::vector<KernelPlan> plan_kernels(const Spec& spec) {
     throw SpecError("targets", "no target with a decode kernel (" + no_decode + ")",
                     "a target that generates decode kernels (docs/decode.md)");
   return plans;
+}
+
+std::vector<std::string> targets_without_decode(const Spec& spec) {
+  std::vector<std::string> missing;
+  if (spec.decode)
+    for (const Target* target : targets())
+      if (target->named_by(spec) && target->decode_unsupported(spec)) missing.push_back(target->name());
+  return missing;
 }
 
 std::vector<std::string> targets_without_backward(const Spec& spec) {

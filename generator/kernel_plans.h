@@ -64,4 +64,9 @@ std::vector<KernelPlan> plan_kernels(const Spec& spec);
 // (docs/backward.md); MANIFEST.json lists them and kgen gen says so.
 std::vector<std::string> targets_without_backward(const Spec& spec);
 
+// The targets a decode spec names that generate no decode kernel (yet) while another does
+// (docs/decode.md): MANIFEST.json lists them and kgen gen says so. When none of the named
+// targets does, plan_kernels refuses the spec instead.
+std::vector<std::string> targets_without_decode(const Spec& spec);
+
 }  // namespace kgen

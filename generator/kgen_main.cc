@@ -134,6 +134,9 @@ int run_gen(const Arguments& args) {
       notes.push_back("kgen: note: " + file + ": \"backward\": true, but target " + target +
                       " generates no backward kernel for this spec; only its forward is written (kgen explain "
                       "says why; docs/backward.md)\n");
+    for (const std::string& target : targets_without_decode(spec))
+      notes.push_back("kgen: note: " + file + ": target " + target +
+                      " generates no decode kernel yet; only the other targets' kernels are written (docs/decode.md)\n");
   }
   if (args.check) {
     const std::vector<std::string> stale = find_stale_outputs(out_dir, files);

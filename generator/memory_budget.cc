@@ -66,6 +66,26 @@ MemoryBudget tpu_vmem_budget(const Spec& spec, const TpuTarget& target) {
   return budget;
 }
 
+MemoryBudget tpu_decode_vmem_budget(const Spec& spec, const TpuTarget& target, int64_t splits) {
+  const int64_t e = dtype_bytes(spec.dtype), rows = spec.shape.group() * spec.shape.q_len;
+  const int64_t d = spec.shape.head_dim, dv = spec.shape.head_dim_v, bkv = target.block_kv;
+  const int64_t out_bytes = splits > 1 ? kF32 : e;
+  MemoryBudget budget;
+  budget.items = {
+      {"q tile", kBuffers * rows * d * e},
+      {"k block", kBuffers * bkv * d * e},
+      {"v block", kBuffers * bkv * dv * e},
+      {splits > 1 ? "out_s block (f32)" : "out block", kBuffers * rows * dv * out_bytes},
+      {"m, l scratch (lane-replicated)", 2 * rows * kTpuLanes * kF32},
+      {"acc scratch", rows * dv * kF32},
+      // The kv block's scores, logits and p (f32), and a sub-tile of values zeroed past kv_lens.
+      {"score temporaries", 3 * rows * bkv * kF32 + target.block_kv_compute * dv * e},
+  };
+  if (splits > 1 || spec.lse) budget.items.push_back({"lse block (lane-replicated)", kBuffers * rows * kTpuLanes * kF32});
+  if (spec.sinks && splits == 1) budget.items.push_back({"sinks (row-replicated)", kBuffers * rows * kTpuLanes * kF32});
+  return budget;
+}
+
 MemoryBudget tpu_dkv_vmem_budget(const Spec& spec, const TpuTarget& target) {
   const int64_t e = dtype_bytes(spec.dtype);
   const int64_t bkv = target.block_kv, d = spec.shape.head_dim, dv = spec.shape.head_dim_v;

@@ -22,6 +22,11 @@ struct MemoryBudget {
 // id, lse) blocks, the m/l/acc scratch, and the f32 temporaries of one compute sub-tile.
 MemoryBudget tpu_vmem_budget(const Spec& spec, const TpuTarget& target);
 
+// VMEM of the tpu decode kernel at `splits` (docs/decode.md): its q tile (the group's q heads
+// times the new tokens), double-buffered k and v blocks, the out (or out_s) and lse (or lse_s)
+// windows, the m/l/acc scratch, and the f32 score temporaries of one kv block.
+MemoryBudget tpu_decode_vmem_budget(const Spec& spec, const TpuTarget& target, int64_t splits);
+
 // VMEM of the tpu backward kernels at tiles `target` (docs/tpu-backward.md). Both take q, k, v,
 // out and dout windows (each computes delta = rowsum(dout * out) of its q block itself) and
 // lse, and hold four f32 (block_q, block_kv_compute) temporaries (s, p, dp, ds). The dkv kernel

@@ -29,6 +29,7 @@ FileHashes hash_kernel_files(const ReceiptPaths& paths, const std::string& name,
   FileHashes hashes;
   std::vector<std::string> suffixes = rule.file_suffixes;
   suffixes.insert(suffixes.end(), rule.backward_file_suffixes.begin(), rule.backward_file_suffixes.end());
+  suffixes.insert(suffixes.end(), rule.combine_file_suffixes.begin(), rule.combine_file_suffixes.end());
   for (const std::string& suffix : suffixes) {
     const std::string file = name + suffix;
     if (const auto bytes = read_text_file(paths.kernel_folder(name) + "/" + file)) hashes[file] = sha256_hex(*bytes);

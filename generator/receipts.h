@@ -25,6 +25,8 @@ struct ReceiptRule {
   std::vector<std::string> runtime;         // {"cuda", "sm90a"}: every file of runtime/cuda and runtime/sm90a too
   // The backward kernels' files, there when the spec says "backward": true (and then required).
   std::vector<std::string> backward_file_suffixes = {};
+  // A decode kernel's combine (docs/decode.md), there when the kernel is split.
+  std::vector<std::string> combine_file_suffixes = {};
 };
 
 // Nothing for a target without receipts (one whose kernels are all placeholders).

@@ -135,6 +135,8 @@ std::vector<GeneratedFile> render_spec_outputs(const Spec& spec, TemplateEngine&
                       {"files", manifest_files}};
   if (const std::vector<std::string> missing = targets_without_backward(spec); !missing.empty())
     manifest["backward_not_generated"] = missing;
+  if (const std::vector<std::string> missing = targets_without_decode(spec); !missing.empty())
+    manifest["decode_not_generated"] = missing;
   files.push_back({spec.name + "/MANIFEST.json", review_json(manifest) + "\n"});
   return files;
 }

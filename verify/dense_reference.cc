@@ -226,4 +226,27 @@ AttentionOutputs dense_decode(const Spec& spec, const DecodeInputs& in) {
   return result;
 }
 
+AttentionOutputs dense_combine(const SplitPartials& p) {
+  const double minus_inf = -std::numeric_limits<double>::infinity();
+  AttentionOutputs result;
+  result.out.assign(static_cast<std::size_t>(p.rows * p.head_dim_v), 0.0);
+  result.lse.assign(static_cast<std::size_t>(p.rows), minus_inf);
+  for (int64_t r = 0; r < p.rows; ++r) {
+    auto lse_of = [&](int64_t s) { return p.lse[static_cast<std::size_t>(r * p.splits + s)]; };
+    double m = p.sinks.empty() ? minus_inf : p.sinks[static_cast<std::size_t>(r)];
+    for (int64_t s = 0; s < p.splits; ++s) m = std::max(m, lse_of(s));
+    if (m == minus_inf) continue;
+    double l = p.sinks.empty() ? 0.0 : std::exp(p.sinks[static_cast<std::size_t>(r)] - m);
+    for (int64_t s = 0; s < p.splits; ++s) l += std::exp(lse_of(s) - m);
+    for (int64_t s = 0; s < p.splits; ++s) {
+      const double weight = std::exp(lse_of(s) - m) / l;
+      for (int64_t c = 0; c < p.head_dim_v; ++c)
+        result.out[static_cast<std::size_t>(r * p.head_dim_v + c)] +=
+            weight * p.out[static_cast<std::size_t>((r * p.splits + s) * p.head_dim_v + c)];
+    }
+    result.lse[static_cast<std::size_t>(r)] = m + std::log(l);
+  }
+  return result;
+}
+
 }  // namespace kgen

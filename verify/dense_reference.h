@@ -63,4 +63,20 @@ void check_decode_inputs(const Spec& spec, const DecodeInputs& inputs);
 // kv_lens[b]. out [batch][q_heads][q_len][head_dim_v], lse [batch][q_heads][q_len], always.
 AttentionOutputs dense_decode(const Spec& spec, const DecodeInputs& inputs);
 
+// The partial results of a split decode kernel: for each of `rows` rows, `splits` parts, each
+// an out_s [head_dim_v] and an lse_s (-inf for a part that kept nothing).
+struct SplitPartials {
+  int64_t rows = 0;
+  int64_t splits = 0;
+  int64_t head_dim_v = 0;
+  std::vector<double> out;    // [rows][splits][head_dim_v]
+  std::vector<double> lse;    // [rows][splits]
+  std::vector<double> sinks;  // [rows]: the row's q head's sink; empty without sinks
+};
+
+// docs/spec-format.md §8's combine in float64: lse = log Σ_s exp(lse_s), out = Σ_s exp(lse_s -
+// lse) · out_s, with the sink as one more part of out 0 when present. A row with no part kept
+// and no sink gets out 0 and lse -inf. out [rows][head_dim_v], lse [rows].
+AttentionOutputs dense_combine(const SplitPartials& partials);
+
 }  // namespace kgen

@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "decode_mutant_checks.h"
 #include "diagnostics.h"
 #include "exit_status.h"
 #include "kernel_names.h"
@@ -189,7 +190,8 @@ TpuBackwardResult verify_tpu_backward(const Spec& spec, const std::string& gener
 
 // Prints the mutation score of a tpu kernel and its survivors; 1 when the score is below
 // --min-score (default 95%).
-int run_mutation_score(const Spec& spec, const std::string& module_text, const std::string& module_path,
+int run_mutation_score(const std::string& spec_name, const MutantCheck& check, const std::string& module_text,
+                       const std::string& module_path,
                        const TpuVerifyOptions& verify, std::map<std::string, std::string>& options) {
   MutationOptions mutation;
   mutation.verify = verify;
@@ -200,8 +202,8 @@ int run_mutation_score(const Spec& spec, const std::string& module_text, const s
   const double min_score = options.count("--min-score") ? static_cast<double>(parse_count("--min-score", options["--min-score"])) : 95;
   if (min_score > 100) throw SpecError("--min-score: found \"" + options["--min-score"] + "\", expected a percentage\n" + kUsage);
 
-  const MutationReport report = run_mutants(spec, module_text, module_path, mutation);
-  std::cout << "kgen verify " << spec.name << " --target tpu --mutants: " << module_path << "\n  "
+  const MutationReport report = run_mutants(check, module_text, module_path, mutation);
+  std::cout << "kgen verify " << spec_name << " --target tpu --mutants: " << module_path << "\n  "
             << report.enumerated << " mutants"
             << (mutation.filter.empty() ? "" : ", " + std::to_string(report.selected) + " on lines containing \"" + mutation.filter + "\"")
             << ", " << report.outcomes.size() << " run"
@@ -219,6 +221,46 @@ int run_mutation_score(const Spec& spec, const std::string& module_text, const s
   std::cout << "  mutation score " << report.killed() << "/" << report.counted() << " = " << format("%.1f", percent)
             << "% (required " << format("%.0f", min_score) << "%): " << (enough ? "PASS" : "FAIL") << "\n";
   return enough ? 0 : 1;
+}
+
+// A decode spec's tpu kernel and, when split, its combine: both run on the CPU against
+// dense_decode over every kv_lens case (verify/tpu_decode_verifier.h).
+int verify_tpu_decode(const Spec& spec, const std::string& generated, const TpuVerifyOptions& verify,
+                      std::map<std::string, std::string>& options, bool mutants) {
+  const TpuDecodeVerification verification(spec, verify);
+  const std::string folder = generated + "/" + spec.name + "/";
+  const std::string kernel_path = folder + generated_file_name(spec.name, "tpu", "mlir");
+  const std::string combine_path = folder + generated_file_name(spec.name, "tpu", "mlir", "combine");
+  const std::string kernel_text = read_module(kernel_path);
+  const std::string combine_text = verification.splits() > 1 ? read_module(combine_path) : "";
+  if (mutants) {
+    // Each module's mutants with the other as generated; one score over both.
+    int status = run_mutation_score(spec.name, *decode_kernel_check(verification, combine_text, combine_path), kernel_text,
+                                    kernel_path, verify, options);
+    if (!combine_text.empty())
+      status = std::max(status, run_mutation_score(spec.name, *decode_combine_check(verification, kernel_text, kernel_path),
+                                                   combine_text, combine_path, verify, options));
+    return status;
+  }
+  std::cout << "kgen verify " << spec.name << " --target tpu: " << kernel_path
+            << (combine_text.empty() ? "" : " and " + combine_path) << "\n" << std::flush;
+  const TpuDecodeVerifyResult result = verification.check(kernel_text, kernel_path, combine_text, combine_path);
+  std::cout << "  sample: " << result.sample << "\n"
+            << "  compile " << format("%.2f", result.compile_seconds) << " s; grid steps run " << result.steps_run
+            << " (" << result.steps_skipped << " outside the sample) in " << format("%.2f", result.run_seconds) << " s\n"
+            << "  kv DMAs " << result.kv_copies << " (at most " << result.kv_copies_allowed
+            << ": one per page or block of the live ranges)" << (result.copies_within() ? "" : ": TOO MANY") << "\n"
+            << "  DMA schedule: " << (result.schedule_mismatch.empty() ? "as docs/decode.md says" : result.schedule_mismatch) << "\n";
+  if (result.combine)
+    std::cout << "  combine alone (empty parts and rows, lse past exp's f32 range): out error "
+              << format("%.2e", result.combine->out_error) << ", lse error " << format("%.2e", result.combine->lse_error)
+              << (spec.lse ? "" : " (not an output)") << "\n";
+  std::cout << "  out error " << format("%.2e", result.comparison.out_error) << " (tolerance "
+            << format("%.0e", result.tolerance.out_relative) << "), lse error "
+            << format("%.2e", result.comparison.lse_error) << " (tolerance " << format("%.0e", result.tolerance.lse_absolute)
+            << (spec.lse ? ")" : "; no lse output)") << ": " << (result.passed() ? "PASS" : "FAIL") << "\n";
+  if (options.count("--report")) write_atomically(options["--report"], tpu_decode_facts(spec, verify, result).dump(2) + "\n");
+  return result.passed() ? 0 : 1;
 }
 
 int run(int argc, char** argv) {
@@ -309,10 +351,11 @@ int run(int argc, char** argv) {
   if (options.count("--seed")) verify.seed = static_cast<uint64_t>(parse_count("--seed", options["--seed"]));
   if (options.count("--max-pairs")) verify.max_pairs = static_cast<int>(parse_count("--max-pairs", options["--max-pairs"]));
 
+  if (spec.decode) return verify_tpu_decode(spec, generated, verify, options, mutants);
   const std::string module_path = generated + "/" + spec.name + "/" + generated_file_name(spec.name, "tpu", "mlir");
   const std::string module_text = read_module(module_path);
 
-  if (mutants) return run_mutation_score(spec, module_text, module_path, verify, options);
+  if (mutants) return run_mutation_score(spec.name, *forward_mutant_check(spec, verify), module_text, module_path, verify, options);
   std::cout << "kgen verify " << spec.name << " --target tpu: " << module_path << "\n" << std::flush;
   const TpuVerifyResult result = verify_tpu_kernel(spec, module_text, module_path, verify);
   std::cout << "  sample: " << result.sample << "\n"

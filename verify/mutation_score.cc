@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -40,17 +41,33 @@ std::string errors_text(const TpuVerifyResult& result) {
   return text;
 }
 
+// A forward kernel's mutants, checked by its TpuVerification.
+class ForwardCheck final : public MutantCheck {
+ public:
+  ForwardCheck(const Spec& spec, const TpuVerifyOptions& options) : verification_(spec, options) {}
+  std::function<MutantVerdict()> compile(const std::string& text, const std::string& name) const override {
+    auto kernel = std::make_shared<mosaic::MosaicKernel>(verification_.compile(text, name));
+    return [this, kernel] {
+      const TpuVerifyResult result = verification_.run(*kernel);
+      return MutantVerdict{result.passed(), errors_text(result)};
+    };
+  }
+
+ private:
+  TpuVerification verification_;
+};
+
 // Runs in the forked child: compile (invalid when that fails), run and compare.
-ChildReport verify_in_child(const TpuVerification& verification, const std::string& text, const std::string& name) {
-  std::optional<mosaic::MosaicKernel> kernel;
+ChildReport verify_in_child(const MutantCheck& check, const std::string& text, const std::string& name) {
+  std::function<MutantVerdict()> run;
   try {
-    kernel.emplace(verification.compile(text, name));
+    run = check.compile(text, name);
   } catch (const std::exception& error) {
     return {MutantFate::kInvalid, first_line(error.what())};
   }
   try {
-    const TpuVerifyResult result = verification.run(*kernel);
-    return {result.passed() ? MutantFate::kSurvived : MutantFate::kKilled, errors_text(result)};
+    const MutantVerdict verdict = run();
+    return {verdict.passed ? MutantFate::kSurvived : MutantFate::kKilled, verdict.errors};
   } catch (const std::exception& error) {
     return {MutantFate::kKilled, "run-time error: " + first_line(error.what())};
   }
@@ -63,7 +80,7 @@ struct Child {
 
 // Forks a child that verifies `text` and reports through a pipe; it kills itself with
 // SIGALRM after `timeout_seconds` and writes no core file.
-Child start_child(const TpuVerification& verification, const std::string& text, const std::string& name,
+Child start_child(const MutantCheck& check, const std::string& text, const std::string& name,
                   unsigned timeout_seconds) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error("pipe() failed");
@@ -78,7 +95,7 @@ Child start_child(const TpuVerification& verification, const std::string& text, 
     ::dup2(null, STDOUT_FILENO);
     ::dup2(null, STDERR_FILENO);
     ::alarm(timeout_seconds);
-    const ChildReport report = verify_in_child(verification, text, name);
+    const ChildReport report = verify_in_child(check, text, name);
     const std::string message = std::string(fate_name(report.fate)) + "\t" + report.detail;
     const ssize_t written = ::write(fds[1], message.data(), message.size());
     ::_exit(written == static_cast<ssize_t>(message.size()) ? 0 : 3);
@@ -156,16 +173,24 @@ double MutationReport::score() const {
   return counted() ? static_cast<double>(killed()) / static_cast<double>(counted()) : 1.0;
 }
 
+std::unique_ptr<MutantCheck> forward_mutant_check(const Spec& spec, const TpuVerifyOptions& options) {
+  return std::make_unique<ForwardCheck>(spec, options);
+}
+
 MutationReport run_mutants(const Spec& spec, const std::string& module_text, const std::string& module_name,
                            const MutationOptions& options) {
-  const TpuVerification verification(spec, options.verify);
+  return run_mutants(ForwardCheck(spec, options.verify), module_text, module_name, options);
+}
+
+MutationReport run_mutants(const MutantCheck& check, const std::string& module_text, const std::string& module_name,
+                           const MutationOptions& options) {
   MutationReport report;
   const std::vector<mosaic::Mutant> all = mosaic::enumerate_mutants(module_text, module_name);
   report.enumerated = static_cast<int64_t>(all.size());
 
   // The unmutated kernel, in a child too: this process must stay free of MLIR threads.
   const auto start = std::chrono::steady_clock::now();
-  const Child original = start_child(verification, module_text, module_name, 600);
+  const Child original = start_child(check, module_text, module_name, 600);
   int status = 0;
   ::waitpid(original.pid, &status, 0);
   const ChildReport baseline = finish_child(original, status);
@@ -187,7 +212,7 @@ MutationReport run_mutants(const Spec& spec, const std::string& module_text, con
     while (next < chosen.size() && static_cast<int>(running.size()) < std::max(1, options.jobs)) {
       report.outcomes[next].mutant = chosen[next];
       const std::string text = mosaic::apply_mutant(module_text, module_name, chosen[next]);
-      const Child child = start_child(verification, text, module_name, timeout);
+      const Child child = start_child(check, text, module_name, timeout);
       running[child.pid] = {child, next++};
     }
     const pid_t pid = ::waitpid(-1, &status, 0);

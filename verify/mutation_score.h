@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,8 +44,29 @@ struct MutationReport {
   double score() const;     // killed / counted, 1 when nothing counted
 };
 
+// How a variant of the module under test is verified: `compile` builds it (throwing when MLIR
+// or the executor rejects it: an invalid mutant) and returns the check of its outputs, which
+// says whether they pass and throws when the kernel fails at run time (a killed mutant). A
+// check may compile and run other modules beside the variant (a decode kernel's combine).
+struct MutantVerdict {
+  bool passed = false;
+  std::string errors;  // the errors found, in words
+};
+class MutantCheck {
+ public:
+  virtual ~MutantCheck() = default;
+  virtual std::function<MutantVerdict()> compile(const std::string& text, const std::string& name) const = 0;
+};
+
 // Verifies the unmutated module first (it must pass: throws std::runtime_error otherwise),
 // then every sampled mutant. Mutants time out after ten times the unmutated run plus 10 s.
+MutationReport run_mutants(const MutantCheck& check, const std::string& module_text, const std::string& module_name,
+                           const MutationOptions& options);
+
+// A tpu forward kernel's verification (TpuVerification) as a mutant check.
+std::unique_ptr<MutantCheck> forward_mutant_check(const Spec& spec, const TpuVerifyOptions& options);
+
+// run_mutants with forward_mutant_check(spec, options.verify).
 MutationReport run_mutants(const Spec& spec, const std::string& module_text, const std::string& module_name,
                            const MutationOptions& options);
 

@@ -49,4 +49,27 @@ Json tpu_backward_facts(const Spec& spec, const TpuBackwardResult& result) {
           {"passed", result.passed()}};
 }
 
+Json tpu_decode_facts(const Spec& spec, const TpuVerifyOptions& options, const TpuDecodeVerifyResult& result) {
+  Json facts = {{"executor", "kgen-verify: the decode kernel's own MLIR (and its combine's) lowered and JIT-compiled by MLIR " LLVM_VERSION_STRING
+                             " on the CPU, its DMAs carried out by the host (verify/mosaic/dma_runtime.h)"},
+                {"reference", "float64 dense_decode (docs/spec-format.md section 8)"},
+                {"inputs", "kgen::decode_verification_inputs over decode_length_cases; values past kv_lens NaN (docs/decode.md)"},
+                {"seed", options.seed},
+                {"sample", result.sample},
+                {"kv_lens_cases", result.lengths},
+                {"grid_steps_run", result.steps_run},
+                {"kv_dmas", result.kv_copies},
+                {"kv_dmas_allowed", result.kv_copies_allowed},
+                {"dma_schedule", result.schedule_mismatch.empty() ? Json("as docs/decode.md says") : Json(result.schedule_mismatch)},
+                {"out_error", rounded(result.comparison.out_error)},
+                {"out_tolerance", result.tolerance.out_relative},
+                {"lse_error", spec.lse ? rounded(result.comparison.lse_error) : Json()},
+                {"lse_tolerance", result.tolerance.lse_absolute},
+                {"passed", result.passed()}};
+  if (result.combine)
+    facts["combine_alone"] = {{"out_error", rounded(result.combine->out_error)},
+                              {"lse_error", spec.lse ? rounded(result.combine->lse_error) : Json()}};
+  return facts;
+}
+
 }  // namespace kgen

@@ -7,6 +7,7 @@
 #include "json_fields.h"
 #include "spec.h"
 #include "tpu_backward_verifier.h"
+#include "tpu_decode_verifier.h"
 #include "tpu_verifier.h"
 
 namespace kgen {
@@ -16,5 +17,9 @@ Json tpu_verify_facts(const Spec& spec, const TpuVerifyOptions& options, const T
 // The backward kernels' part of the same receipt (under "backward"), for a spec with
 // "backward": true.
 Json tpu_backward_facts(const Spec& spec, const TpuBackwardResult& result);
+
+// A decode kernel's (and its combine's) run: errors over every kv_lens case, the DMAs
+// against the live blocks, the combine alone.
+Json tpu_decode_facts(const Spec& spec, const TpuVerifyOptions& options, const TpuDecodeVerifyResult& result);
 
 }  // namespace kgen

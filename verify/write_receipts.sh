@@ -105,14 +105,15 @@ case "${1:-}" in
     ;;
 esac
 
-# each_module CHECK COMMAND...: runs COMMAND once per tpu module of the spec (the forward's,
-# and the backward's dq and dkv when generated), with MODULE and OPERANDS replaced by its
+# each_module CHECK COMMAND...: runs COMMAND once per tpu module of the spec (the forward's or
+# decode kernel's, the backward's dq and dkv and a split decode kernel's combine when generated), with MODULE and OPERANDS replaced by its
 # files and REPORT by a report of its own; then writes $facts/CHECK.json: passed when every
 # module passed, each module's facts under "modules".
 each_module() {
   local check=$1 ok=0 reports=()
   shift
-  for module in generated/$name/$name.tpu.mlir generated/$name/$name.tpu.dq.mlir generated/$name/$name.tpu.dkv.mlir; do
+  for module in generated/$name/$name.tpu.mlir generated/$name/$name.tpu.dq.mlir generated/$name/$name.tpu.dkv.mlir \
+      generated/$name/$name.tpu.combine.mlir; do
     [ -f "$module" ] || continue
     local report=$facts/$check.$(basename "$module" .mlir).json args=()
     for arg in "$@"; do

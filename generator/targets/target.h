@@ -111,6 +111,8 @@ class Target {
   virtual std::optional<std::string> decode_unsupported(const Spec&) const {
     return std::string("target ") + name() + " generates no decode kernel yet";
   }
+  // A decode spec's second kernel, the combine that merges its splits, when it has one.
+  virtual std::optional<KernelPlan> decode_combine_plan(const Spec&) const { return std::nullopt; }
   virtual void explain(std::ostream& out, const Spec& spec) const = 0;
   // What its receipts cover and must hold (docs/receipts.md); nothing while its kernels are
   // placeholders.

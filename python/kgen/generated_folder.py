@@ -59,6 +59,12 @@ class GeneratedFolder:
     self.signature = Signature(**{**fields, "shape": Shape(**fields["shape"])})
     self._files: dict[str, dict] = manifest["files"]
 
+  def is_decode(self) -> bool:
+    """Whether the folder holds decode kernels ("kind": "attention_decode", docs/decode.md):
+    their plan files say "pass": "decode"."""
+    return any(json.loads((self.path / name).read_text()).get("pass") == "decode"
+               for name, _ in self.listed("plan") if (self.path / name).is_file())
+
   def has(self, target: str, role: str, pass_: str = "") -> bool:
     return self._find(target, role, pass_) is not None
 

@@ -60,6 +60,8 @@ OPERANDS.json (kgen writes one next to each module; unknown keys are errors):
          "block": [1, 128, 128]}
       ],
       "outputs": [ ...same fields as inputs... ],
+      # an input in "memory_space": "any" has no "block": the kernel copies from the whole
+      # array itself (window_params {}), as a decode kernel's k and v (docs/decode.md)
       "scratch": [                               # kernel-only buffers, in order
         {"name": "m", "shape": [128, 128], "dtype": "float32",
          "memory_space": "vmem"}                 # "vmem" (default) or "smem"
@@ -105,6 +107,9 @@ WINDOW_KEYS_OPTIONAL = ("pipeline_mode", "revisit_mode", "window_kind")
 DIMENSION_SEMANTICS = ("parallel", "arbitrary", "core_parallel", "subcore_parallel")
 DTYPES = ("bfloat16", "float32", "float16", "int32", "int16", "int8", "uint32",
           "uint16", "uint8", "bool")
+# Scratch only: the DMA semaphores of a kernel that copies by hand (memory_space
+# "semaphore_mem"), as Pallas's pltpu.SemaphoreType.DMA.
+SEMAPHORE_DTYPE = "dma_semaphore"
 
 
 class UsageError(Exception):
@@ -201,7 +206,11 @@ def load_operands(path: str) -> Operands:
         raise UsageError(f"{where}: missing keys {missing}")
       if not isinstance(item["name"], str) or not item["name"]:
         raise UsageError(f"{where}: 'name' must be a non-empty string")
-      if item["dtype"] not in DTYPES:
+      semaphore = role == "scratch" and item.get("memory_space") == "semaphore_mem"
+      if semaphore != (item["dtype"] == SEMAPHORE_DTYPE):
+        raise UsageError(f"{where}: dtype {SEMAPHORE_DTYPE!r} goes with memory_space "
+                         "'semaphore_mem' (scratch only), and only there")
+      if not semaphore and item["dtype"] not in DTYPES:
         raise UsageError(f"{where}: dtype {item['dtype']!r} is not one of {list(DTYPES)}")
       op = Operand(role=role, index=i, name=item["name"],
                    shape=_int_list(item["shape"], f"{where}: 'shape'"),
@@ -212,9 +221,14 @@ def load_operands(path: str) -> Operands:
           raise UsageError(f"{where}: 'block' {list(op.block)} and 'shape' "
                            f"{list(op.shape)} have different ranks")
       if "memory_space" in item:
-        if item["memory_space"] not in ("vmem", "smem"):
-          raise UsageError(f"{where}: memory_space must be 'vmem' or 'smem'")
+        # "any": an input the kernel copies itself (no window, no block); "semaphore_mem":
+        # scratch semaphores.
+        spaces = {"input": ("vmem", "smem", "any"), "scratch": ("vmem", "smem", "semaphore_mem")}
+        if item["memory_space"] not in spaces.get(role, ("vmem", "smem")):
+          raise UsageError(f"{where}: memory_space must be one of {list(spaces.get(role, ('vmem', 'smem')))}")
         op.memory_space = item["memory_space"]
+      if role == "input" and (op.memory_space == "any") == (op.block is not None):
+        raise UsageError(f"{where}: an input has a 'block' exactly when it is not in memory_space 'any'")
       out.append(op)
     return out
 
@@ -222,7 +236,7 @@ def load_operands(path: str) -> Operands:
   return Operands(
       kernel=kernel, grid=grid, dimension_semantics=sems,
       scalar_prefetch=entries("scalar_prefetch", "scalar_prefetch", base, base),
-      inputs=entries("inputs", "input", base | {"block", "memory_space"}, base | {"block"}),
+      inputs=entries("inputs", "input", base | {"block", "memory_space"}, base),
       outputs=entries("outputs", "output", base | {"block"}, base | {"block"}),
       scratch=entries("scratch", "scratch", base | {"memory_space"}, base))
 
@@ -260,7 +274,9 @@ def boundary_type(dtype: str) -> ir.Type:
 
 
 def memref_type(shape, dtype: str, memory_space: str) -> ir.Type:
-  return ir.MemRefType.get(list(shape), boundary_type(dtype),
+  element = (ir.Type.parse("!tpu.dma_semaphore") if dtype == SEMAPHORE_DTYPE
+             else boundary_type(dtype))
+  return ir.MemRefType.get(list(shape), element,
                            memory_space=ir.Attribute.parse(
                                f"#tpu.memory_space<{memory_space}>"))
 
@@ -370,11 +386,13 @@ def check_contract(module: ir.Module, spec: Operands) -> list[str]:
     pos += 1
   window_args = []
   for op in spec.windowed():
-    want = memref_type(op.block, op.dtype, op.memory_space)
+    # An input in memory_space "any" is the whole array, which the kernel copies itself.
+    want = memref_type(op.block or op.shape, op.dtype, op.memory_space)
     window_args.append(args[pos])
     if args[pos] != want:
       errors.append(f"{where}: argument #{pos} ({op.label()}) is {args[pos]}, "
-                    f"OPERANDS.json implies the block memref {want}")
+                    f"OPERANDS.json implies the {'array' if op.block is None else 'block'} "
+                    f"memref {want}")
     pos += 1
   for op in spec.scratch:
     want = memref_type(op.shape, op.dtype, op.memory_space)
@@ -398,6 +416,10 @@ def check_contract(module: ir.Module, spec: Operands) -> list[str]:
       errors.append(f"{wwhere} is {win}, not a dictionary")
       continue
     keys = [win[i].name for i in range(len(win))]
+    if op.block is None:  # memory_space "any": no window, as Pallas writes it ({})
+      if keys:
+        errors.append(f"{wwhere}: an input in memory_space 'any' has no window, found {keys}")
+      continue
     for key in WINDOW_KEYS_REQUIRED:
       if key not in keys:
         errors.append(f"{wwhere}: missing '{key}'")

@@ -159,6 +159,9 @@ class FolderErrors(unittest.TestCase):
   def test_missing_and_stale_files(self):
     with self.assertRaisesRegex(kgen.GeneratedFolderError, "no MANIFEST.json"):
       kgen.jax.load(ROOT / "specs")
+    # A decode folder (docs/decode.md) is refused by name, not loaded as a forward.
+    with self.assertRaisesRegex(kgen.GeneratedFolderError, "decode kernels .* have no kgen.jax front door yet"):
+      kgen.jax.load(ROOT / "generated/gpt_oss_decode_sinks")
     with tempfile.TemporaryDirectory() as temporary:
       copy = pathlib.Path(temporary) / "jax_features"
       shutil.copytree(GENERATED / "jax_features", copy)

@@ -23,8 +23,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def tpu_folders():
+  # Decode kernels have no front door yet (kgen.jax.load refuses them, docs/decode.md).
   return sorted(folder for folder in (ROOT / "generated").iterdir()
-                if GeneratedFolder(folder).has("tpu", "kernel"))
+                if GeneratedFolder(folder).has("tpu", "kernel") and not GeneratedFolder(folder).is_decode())
 
 
 def arguments(signature):

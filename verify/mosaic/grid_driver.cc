@@ -5,6 +5,7 @@
 #include <string>
 
 #include "block_copy.h"
+#include "dma_runtime.h"
 #include "mosaic_error.h"
 
 namespace kgen::mosaic {
@@ -43,6 +44,15 @@ void fresh(const BufferView& buffer, FreshContents contents) {
 }
 
 bool writes_back(ArrayRole role) { return role != ArrayRole::kInput; }
+
+// An input the kernel copies from by hand: no window, the whole array in memory space any.
+bool unwindowed(const KernelSignature& sig, size_t k) {
+  return sig.window_params[k].transform.empty() && sig.window_operand(k).memory_space == "any";
+}
+
+DmaRegion region(const BufferView& view) {
+  return DmaRegion{static_cast<const std::byte*>(view.data), view.num_bytes()};
+}
 bool reads_in(ArrayRole role) { return role != ArrayRole::kOutput; }
 
 }  // namespace
@@ -66,19 +76,33 @@ GridStats run_grid(const MosaicKernel& kernel, const std::vector<std::vector<int
   std::vector<Resident> resident;
   for (size_t k = 0; k < windows.size(); ++k) {
     const OperandInfo& operand = sig.window_operand(k);
-    resident.push_back(Resident{HostArray(operand.shape, operand.dtype), std::nullopt});
+    // An unwindowed input is used in place: it needs no buffer of its own.
+    const std::vector<int64_t> shape = unwindowed(sig, k) ? std::vector<int64_t>{0} : operand.shape;
+    resident.push_back(Resident{HostArray(shape, operand.dtype), std::nullopt});
   }
   std::vector<HostArray> scratch;
   for (int64_t i = 0; i < sig.scratch_operands; ++i) {
     const OperandInfo& operand = sig.scratch_operand(i);
     scratch.emplace_back(operand.shape, operand.dtype);
-    fresh(scratch.back().view(), options.fresh_blocks);
+    if (operand.memory_space == "semaphore_mem")
+      fill_zero(scratch.back().view());  // semaphores count from 0
+    else
+      fresh(scratch.back().view(), options.fresh_blocks);
   }
   std::vector<BufferView> blocks;
-  for (Resident& r : resident) blocks.push_back(r.buffer.view());
+  for (size_t k = 0; k < windows.size(); ++k)
+    blocks.push_back(unwindowed(sig, k) ? windows[k].full : resident[k].buffer.view());
   for (HostArray& s : scratch) blocks.push_back(s.view());
+  // What a DMA may touch: every full array (its count is that window's), every block and
+  // scratch buffer.
+  std::vector<DmaRegion> regions;
+  for (const WindowArray& w : windows) regions.push_back(region(w.full));
+  for (Resident& r : resident) regions.push_back(region(r.buffer.view()));
+  for (HostArray& s : scratch) regions.push_back(region(s.view()));
+  dma_trace().reset(std::move(regions));
 
   GridStats stats;
+  stats.window_copies.assign(windows.size(), 0);
   auto write_back = [&](size_t k) {
     Resident& r = resident[k];
     if (r.index && writes_back(windows[k].role)) {
@@ -96,6 +120,7 @@ GridStats run_grid(const MosaicKernel& kernel, const std::vector<std::vector<int
   while (true) {
     if (!options.sample || options.sample(step)) {
       for (size_t k = 0; k < windows.size(); ++k) {
+        if (unwindowed(sig, k)) continue;
         std::vector<int64_t> index = kernel.block_indices(k, step, prefetch_views);
         Resident& r = resident[k];
         if (r.index == index) continue;
@@ -105,11 +130,14 @@ GridStats run_grid(const MosaicKernel& kernel, const std::vector<std::vector<int
           copy_block_in(windows[k].full, sig.window_params[k].window_bounds, index,
                         r.buffer.view());
           ++stats.blocks_copied_in;
+          ++stats.window_copies[k];
         } else {
           fresh(r.buffer.view(), options.fresh_blocks);
         }
       }
+      const int64_t started_before = dma_trace().started();
       kernel.run_step(step, prefetch_views, blocks);
+      stats.step_dma_starts.push_back(dma_trace().started() - started_before);
       ++stats.steps_run;
     } else {
       ++stats.steps_skipped;
@@ -120,6 +148,14 @@ GridStats run_grid(const MosaicKernel& kernel, const std::vector<std::vector<int
     if (d == 0) break;
   }
   for (size_t k = 0; k < windows.size(); ++k) write_back(k);
+  const DmaTrace& trace = dma_trace();
+  if (trace.in_flight() > 0)
+    throw MosaicError(std::to_string(trace.in_flight()) +
+                      " DMA(s) started and never waited for when the grid ended: the kernel leaves copies in flight");
+  for (size_t k = 0; k < windows.size(); ++k) {
+    stats.window_dmas.push_back(trace.counts()[k].copies);
+    stats.window_dma_bytes.push_back(trace.counts()[k].bytes);
+  }
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return stats;
 }

@@ -3,7 +3,9 @@
 // block index changed gets its new block (inputs copied in, outputs started fresh); an
 // output block stays resident while consecutive steps revisit it and is written back
 // when its index is about to change and at the end of the grid; scratch buffers persist
-// across all steps.
+// across all steps. An input in memory space `any` has no window: the kernel sees the whole
+// array and copies from it itself (its DMAs run as dma_runtime.h says; DMA semaphores start
+// at 0, and a copy still in flight when the grid ends is an error).
 #pragma once
 
 #include <cstdint>
@@ -47,6 +49,15 @@ struct GridStats {
   int64_t steps_run = 0;
   int64_t steps_skipped = 0;
   int64_t blocks_copied_in = 0;
+  // Blocks copied in per window, in the kernel's window order: what a kernel that skips
+  // blocks by repeating an index is checked by.
+  std::vector<int64_t> window_copies;
+  // The kernel's own DMAs (tpu.enqueue_dma, dma_runtime.h) per window they read from, in the
+  // kernel's window order: what a kernel that copies pages by hand read.
+  std::vector<int64_t> window_dmas;
+  std::vector<int64_t> window_dma_bytes;
+  // DMAs each step that ran started, in the order the steps ran: a kernel's copy schedule.
+  std::vector<int64_t> step_dma_starts;
   int64_t blocks_written_back = 0;
   double seconds = 0;  // wall time of the whole walk, copies included
 };

@@ -27,7 +27,10 @@ OperandInfo operand_info(mlir::func::FuncOp func, unsigned index) {
   }
   OperandInfo info;
   info.shape.assign(memref.getShape().begin(), memref.getShape().end());
-  info.dtype = dtype_from_name(type_name(memref.getElementType()));
+  // A DMA semaphore is i32 storage on the CPU (dma_runtime.h counts bytes in it).
+  info.dtype = llvm::isa<tpu::DMASemaphoreType>(memref.getElementType())
+                   ? DType::kI32
+                   : dtype_from_name(type_name(memref.getElementType()));
   if (auto space = llvm::dyn_cast_or_null<tpu::MemorySpaceAttr>(memref.getMemorySpace())) {
     info.memory_space = tpu::stringifyMemorySpace(space.getValue()).str();
   }

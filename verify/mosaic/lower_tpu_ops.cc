@@ -4,6 +4,8 @@
 
 #include "dialect/tpu_dialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/AffineMap.h"
@@ -229,9 +231,130 @@ mlir::LogicalResult lower_vector_store(tpu::VectorStoreOp op) {
   return mlir::success();
 }
 
+// ---- DMAs (dma_runtime.h gives them their meaning)
+
+int64_t element_bytes(mlir::Type element) {
+  if (llvm::isa<tpu::DMASemaphoreType>(element)) return 4;  // a semaphore is an i32 here
+  return static_cast<int64_t>(element.getIntOrFloatBitWidth()) / 8;
+}
+
+// The i64 address of the first element of a DMA's operand: a kernel argument, or a
+// memref_squeeze / memref_slice chain of one, each slice contiguous (the CPU copies
+// contiguous bytes only, which is what every page or block of a kgen kernel is).
+mlir::FailureOr<Value> dma_address(mlir::OpBuilder& b, mlir::Location loc, Value operand, mlir::Operation* user) {
+  mlir::Type i64 = b.getI64Type();
+  Value offset = mlir::arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(0));
+  Value at = operand;
+  while (!llvm::isa<mlir::BlockArgument>(at)) {
+    if (auto squeeze = at.getDefiningOp<tpu::MemRefSqueezeOp>()) {
+      at = squeeze.getInput();
+      continue;
+    }
+    auto slice = at.getDefiningOp<tpu::MemRefSliceOp>();
+    if (!slice) return user->emitOpError("copies a memref that is neither a kernel argument nor a slice of one");
+    auto whole = llvm::cast<mlir::MemRefType>(slice.getMemRef().getType());
+    auto part = llvm::cast<mlir::MemRefType>(slice.getResult().getType());
+    // Contiguous: past the first dim of the slice longer than 1, every dim is whole.
+    bool partial_seen = false;
+    for (int64_t d = 0; d < whole.getRank(); ++d) {
+      if (partial_seen && part.getDimSize(d) != whole.getDimSize(d))
+        return user->emitOpError("copies a slice that is not contiguous in memory; the CPU executor copies contiguous slices only");
+      partial_seen = partial_seen || part.getDimSize(d) != 1;
+    }
+    int64_t stride = 1;
+    for (int64_t d = whole.getRank(); d-- > 0;) {
+      Value index = mlir::arith::ExtSIOp::create(b, loc, i64, slice.getBaseIdx()[d]);
+      Value scaled = mlir::arith::MulIOp::create(
+          b, loc, index, mlir::arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(stride)));
+      offset = mlir::arith::AddIOp::create(b, loc, offset, scaled);
+      stride *= whole.getDimSize(d);
+    }
+    at = slice.getMemRef();
+  }
+  auto root = llvm::cast<mlir::MemRefType>(at.getType());
+  Value base = mlir::memref::ExtractAlignedPointerAsIndexOp::create(b, loc, at);
+  base = mlir::arith::IndexCastOp::create(b, loc, i64, base);
+  Value bytes = mlir::arith::MulIOp::create(
+      b, loc, offset,
+      mlir::arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(element_bytes(root.getElementType()))));
+  return Value(mlir::arith::AddIOp::create(b, loc, base, bytes));
+}
+
+// Semaphore scratch is i32 storage on the CPU: the kernel's arguments change type, and only
+// the DMA calls (through raw addresses) use them.
+void retype_semaphore_arguments(mlir::ModuleOp module) {
+  for (auto func : module.getOps<mlir::func::FuncOp>()) {
+    if (func.isExternal()) continue;
+    bool changed = false;
+    for (mlir::BlockArgument arg : func.getArguments()) {
+      auto memref = llvm::dyn_cast<mlir::MemRefType>(arg.getType());
+      if (!memref || !llvm::isa<tpu::DMASemaphoreType>(memref.getElementType())) continue;
+      arg.setType(mlir::MemRefType::get(memref.getShape(), mlir::IntegerType::get(module.getContext(), 32)));
+      changed = true;
+    }
+    if (changed)
+      func.setType(mlir::FunctionType::get(module.getContext(), func.getBody().getArgumentTypes(),
+                                           func.getFunctionType().getResults()));
+  }
+}
+
+// tpu.enqueue_dma and tpu.wait_dma2 become calls of kgen_mosaic_dma_start/_wait(source,
+// target, bytes, semaphore); the slices they were given are then dead.
+mlir::LogicalResult lower_dmas(mlir::ModuleOp module) {
+  std::vector<mlir::Operation*> dmas, views;
+  module.walk([&](mlir::Operation* op) {
+    if (llvm::isa<tpu::EnqueueDMAOp, tpu::WaitDMA2Op>(op)) dmas.push_back(op);
+    if (llvm::isa<tpu::MemRefSliceOp, tpu::MemRefSqueezeOp>(op)) views.push_back(op);
+  });
+  if (dmas.empty() && views.empty()) return mlir::success();
+  mlir::OpBuilder top = mlir::OpBuilder::atBlockBegin(module.getBody());
+  mlir::Type i64 = top.getI64Type();
+  auto signature = top.getFunctionType({i64, i64, i64, i64}, {});
+  for (const char* name : {"kgen_mosaic_dma_start", "kgen_mosaic_dma_wait"}) {
+    auto declaration = mlir::func::FuncOp::create(top, module.getLoc(), name, signature);
+    declaration.setPrivate();
+  }
+  bool ok = true;
+  for (mlir::Operation* op : dmas) {
+    mlir::OpBuilder b(op);
+    mlir::Location loc = op->getLoc();
+    const bool start = llvm::isa<tpu::EnqueueDMAOp>(op);
+    Value source = start ? llvm::cast<tpu::EnqueueDMAOp>(op).getSource() : llvm::cast<tpu::WaitDMA2Op>(op).getSrc();
+    Value target = start ? llvm::cast<tpu::EnqueueDMAOp>(op).getTarget() : llvm::cast<tpu::WaitDMA2Op>(op).getDst();
+    Value semaphore =
+        start ? llvm::cast<tpu::EnqueueDMAOp>(op).getTargetSemaphore() : llvm::cast<tpu::WaitDMA2Op>(op).getSemaphore();
+    auto type = llvm::cast<mlir::MemRefType>(target.getType());
+    const int64_t bytes = type.getNumElements() * element_bytes(type.getElementType());
+    mlir::FailureOr<Value> from = dma_address(b, loc, source, op);
+    mlir::FailureOr<Value> to = dma_address(b, loc, target, op);
+    mlir::FailureOr<Value> signal = dma_address(b, loc, semaphore, op);
+    if (mlir::failed(from) || mlir::failed(to) || mlir::failed(signal)) {
+      ok = false;
+      continue;
+    }
+    Value size = mlir::arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(bytes));
+    mlir::func::CallOp::create(b, loc, start ? "kgen_mosaic_dma_start" : "kgen_mosaic_dma_wait", mlir::TypeRange{},
+                               mlir::ValueRange{*from, *to, size, *signal});
+    op->erase();
+  }
+  if (!ok) return mlir::failure();
+  // Views were only DMA operands here: users before producers, so erase backwards.
+  for (auto it = views.rbegin(); it != views.rend(); ++it) {
+    if (!(*it)->use_empty()) {
+      ok = false;
+      (*it)->emitOpError("is used by something other than a DMA, which has no CPU lowering");
+      continue;
+    }
+    (*it)->erase();
+  }
+  if (ok) retype_semaphore_arguments(module);
+  return mlir::success(ok);
+}
+
 }  // namespace
 
 mlir::LogicalResult lower_tpu_ops(mlir::ModuleOp module) {
+  if (mlir::failed(lower_dmas(module))) return mlir::failure();
   std::vector<mlir::Operation*> ops;
   module.walk([&](mlir::Operation* op) {
     if (llvm::isa<tpu::TPUDialect>(op->getDialect())) ops.push_back(op);

@@ -6,6 +6,9 @@
 #include <mutex>
 #include <sstream>
 
+#include "dma_runtime.h"
+#include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/TargetSelect.h"
 #include "lowering_pipeline.h"
@@ -145,6 +148,15 @@ MosaicKernel::MosaicKernel(std::string_view module_text, const CompileOptions& o
                       diagnostics.text());
   }
   impl_->engine = std::move(*engine);
+  // The host side of the kernel's DMAs (dma_runtime.h), which the lowering calls by name.
+  impl_->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    symbols[interner("kgen_mosaic_dma_start")] = {llvm::orc::ExecutorAddr::fromPtr(&kgen_mosaic_dma_start),
+                                                  llvm::JITSymbolFlags::Exported};
+    symbols[interner("kgen_mosaic_dma_wait")] = {llvm::orc::ExecutorAddr::fromPtr(&kgen_mosaic_dma_wait),
+                                                 llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
   // The JIT compiles lazily, on first lookup: look everything up now so that the cost
   // is paid (and measured) here and a codegen failure surfaces from the constructor.
   std::vector<std::string> names = {impl_->signature.name};
@@ -260,6 +272,11 @@ void MosaicKernel::run_step(const std::vector<int64_t>& grid_index,
     memrefs.push_back(&blocks[i]);
   }
   impl_->call(sig.name, grid_index, memrefs, nullptr, 0);
+  if (std::string error = dma_trace().take_error(); !error.empty()) {
+    std::string at;
+    for (int64_t i : grid_index) at += (at.empty() ? "" : ", ") + std::to_string(i);
+    throw MosaicError("grid step (" + at + "): " + error);
+  }
 }
 
 }  // namespace kgen::mosaic

@@ -12,12 +12,19 @@ std::string join_dims(const std::vector<int64_t>& dims, const char* separator) {
   return out;
 }
 
+namespace {
+
+// "4x128x" before the element type; nothing for a 0-d type.
+std::string shape_prefix(const std::vector<int64_t>& dims) { return dims.empty() ? "" : join_dims(dims, "x") + "x"; }
+
+}  // namespace
+
 std::string vector_type(const std::vector<int64_t>& dims, const std::string& element) {
-  return "vector<" + join_dims(dims, "x") + "x" + element + ">";
+  return "vector<" + shape_prefix(dims) + element + ">";
 }
 
 std::string memref_type(const std::vector<int64_t>& dims, const std::string& element, const std::string& space) {
-  return "memref<" + join_dims(dims, "x") + "x" + element + ", #tpu.memory_space<" + space + ">>";
+  return "memref<" + shape_prefix(dims) + element + ", #tpu.memory_space<" + space + ">>";
 }
 
 std::string f32_literal(double value) {
@@ -49,6 +56,7 @@ namespace {
 
 // The operands file names element types as specs do; the plan's i32 tables are int32.
 const char* numpy_dtype(const std::string& element_type) {
+  if (element_type == kDmaSemaphoreType) return "dma_semaphore";
   const DTypeInfo* info = find_dtype_by_mlir_type(element_type);
   return info ? info->spec_name : "int32";
 }

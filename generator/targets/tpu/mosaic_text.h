@@ -11,6 +11,9 @@
 
 namespace kgen {
 
+// The element type of a DMA semaphore (scratch of memory space semaphore_mem).
+inline constexpr const char* kDmaSemaphoreType = "!tpu.dma_semaphore";
+
 // One operand of a generated Mosaic kernel, in kernel argument order.
 struct TpuOperand {
   enum class Role { kScalarPrefetch, kInput, kOutput, kScratch };
@@ -19,7 +22,7 @@ struct TpuOperand {
   std::string element_type;      // MLIR spelling: bf16, f16, f32, i32
   std::vector<int64_t> shape;    // the full array (for scratch: the buffer)
   std::vector<int64_t> block;    // the window; empty for scalar prefetch and scratch
-  std::string memory_space;      // smem or vmem
+  std::string memory_space;      // smem, vmem, any (an input the kernel copies itself), semaphore_mem
 };
 
 std::string join_dims(const std::vector<int64_t>& dims, const char* separator);
@@ -68,7 +71,8 @@ TpuSignature tpu_signature(const std::vector<std::string>& grid_indices, const s
   for (const std::string& index : grid_indices) sig.kernel_args.push_back({{"name", index}, {"type", "i32"}});
   for (const TpuOperand& op : operands) {
     const bool windowed = op.role == TpuOperand::Role::kInput || op.role == TpuOperand::Role::kOutput;
-    const bool whole = !windowed || op.memory_space == "smem";
+    // SMEM inputs and memory-space-any inputs (copied by the kernel itself) are whole arrays.
+    const bool whole = !windowed || op.memory_space == "smem" || op.memory_space == "any";
     const std::string type = memref_type(whole ? op.shape : op.block, op.element_type, op.memory_space);
     sig.kernel_args.push_back({{"name", windowed ? op.name + "_ref" : op.name}, {"type", type}});
     if (op.role == TpuOperand::Role::kScalarPrefetch)

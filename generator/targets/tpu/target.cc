@@ -12,6 +12,7 @@
 #include "tiling_candidates.h"
 #include "targets/tiling_rules.h"
 #include "targets/tpu/backward_plan.h"
+#include "targets/tpu/decode_plan.h"
 #include "targets/tpu/generations.h"
 #include "targets/tpu/kernel_plan.h"
 
@@ -90,6 +91,45 @@ std::optional<TilingViolation> check_tpu_tiling(const Spec& spec, const Tiling& 
   return std::nullopt;
 }
 
+// A decode kernel prefetches kv_lens and the page table into SMEM, as i32.
+int64_t decode_prefetch_bytes(const Spec& spec) {
+  const Shape& s = spec.shape;
+  const int64_t table = spec.decode->paged() ? s.batch * (s.kv_len / spec.decode->page_size) : 0;
+  return 4 * (s.batch + table);
+}
+
+// What of SMEM a decode kernel's tables may take: half of it, as vLLM's TPU backend allows its
+// page table (../shared/reference/decode.md); Mosaic keeps its own scalars there too.
+int64_t decode_smem_limit(const TpuGeneration& generation) { return generation.smem_bytes / 2; }
+
+// The tpu decode kernel's own rules beyond add_decode_rules: its working set fits VMEM, its
+// scalar-prefetched tables SMEM (a spec-level rule: its path is the page size or the batch).
+std::optional<TilingViolation> tpu_decode_memory_violation(const Spec& spec, const Tiling& tiling) {
+  const TpuGeneration& generation = *find_tpu_generation(spec.tpu->generation);
+  const int64_t splits = decode_splits(DecodeWork{spec.shape.batch * spec.shape.kv_heads,
+                                                  decode_kv_blocks(spec, tiling.block_kv), generation.kernel_cores},
+                                       spec.tpu->splits)
+                             .splits;
+  TpuTarget at = *spec.tpu;
+  at.block_kv = tiling.block_kv;
+  at.block_kv_compute = tiling.block_kv_compute;
+  TilingRules rules(kPath);
+  const int64_t vmem = tpu_decode_vmem_budget(spec, at, splits).total();
+  rules.at_most("block_kv", vmem, generation.vmem_bytes,
+                std::to_string(tiling.block_kv) + " (working set " + kib(vmem) + ")",
+                "a block whose working set fits the " + kib(generation.vmem_bytes) + " of VMEM on " + generation.name);
+  if (rules.violation()) return rules.violation();
+  const int64_t smem = decode_prefetch_bytes(spec), limit = decode_smem_limit(generation);
+  if (smem <= limit) return std::nullopt;
+  const bool paged = spec.decode->paged();
+  return TilingViolation{paged ? "paged.page_size" : "shape.batch",
+                         std::to_string(paged ? spec.decode->page_size : spec.shape.batch) + " (kv_lens" +
+                             (paged ? " and a page table" : "") + " of " + std::to_string(smem) + " bytes in SMEM)",
+                         "tables that fit " + std::to_string(limit) + " bytes, half of the " +
+                             std::to_string(generation.smem_bytes) + " bytes of SMEM on " + generation.name +
+                             (paged ? " (larger pages, or fewer sequences per call)" : " (fewer sequences per call)")};
+}
+
 // A [rows][q blocks][columns] table as nested JSON arrays, as `kgen plan` prints it.
 template <typename T>
 Json nested_table(const Table3<T>& table) {
@@ -146,7 +186,8 @@ class Tpu final : public Target {
       rules.multiple("block_kv_compute", tiling.block_kv_compute, kTpuLanes, "the lane width");
       rules.divides("block_kv_compute", tiling.block_kv_compute, "block_kv", tiling.block_kv);
       if (!rules.violation()) add_decode_rules(spec, tiling.block_kv, spec.tpu->splits, rules);
-      return rules.violation();
+      if (rules.violation()) return rules.violation();
+      return tpu_decode_memory_violation(spec, tiling);
     }
     return check_tpu_tiling(spec, tiling, kPath,
                             {{"", tpu_vmem_budget(spec, tpu_at(spec, tiling)), SplashPass::kForward}});
@@ -187,7 +228,21 @@ class Tpu final : public Target {
   }
 
   KernelPlan plan(const Spec& spec) const override {
-    return with_call_files(spec, plan_tpu_kernel(spec), spec.decode ? PlanPass::kDecode : PlanPass::kForward);
+    if (spec.decode)
+      return with_call_files(spec, plan_tpu_decode_kernel(spec, decode_split(spec).splits), PlanPass::kDecode);
+    return with_call_files(spec, plan_tpu_kernel(spec), PlanPass::kForward);
+  }
+
+  // The tpu generates every decode spec its rules accept (docs/decode.md).
+  std::optional<std::string> decode_unsupported(const Spec&) const override { return std::nullopt; }
+
+  // Split, the combine; like every tpu kernel it has a tpu_custom_call payload beside it.
+  std::optional<KernelPlan> decode_combine_plan(const Spec& spec) const override {
+    const int64_t splits = decode_split(spec).splits;
+    if (splits == 1) return std::nullopt;
+    KernelPlan combine = plan_tpu_decode_combine(spec, splits);
+    combine.companions.push_back({"custom_call.json", "custom_call", "python -m kgen.jax.write_custom_calls (make gen)"});
+    return combine;
   }
 
   std::vector<KernelPlan> backward_plans(const Spec& spec) const override {
@@ -206,7 +261,8 @@ class Tpu final : public Target {
                        {"cpu_execution", "mosaic_dialect", "libtpu_compile"},
                        {},
                        {},
-                       {".tpu.dq.mlir", ".tpu.dq.operands.json", ".tpu.dkv.mlir", ".tpu.dkv.operands.json"}};
+                       {".tpu.dq.mlir", ".tpu.dq.operands.json", ".tpu.dkv.mlir", ".tpu.dkv.operands.json"},
+                       {".tpu.combine.mlir", ".tpu.combine.operands.json"}};
   }
 
   // Forward and dq walk Splash's forward MaskInfo, dkv its dkv MaskInfo (docs/spec-format.md §4,
@@ -360,7 +416,12 @@ class Tpu final : public Target {
     if (spec.decode) {
       out << "\n  tpu (" << tpu.generation << "): block_kv " << tpu.block_kv << ", block_kv_compute "
           << tpu.block_kv_compute << "\n";
-      explain_decode(out, spec, tpu.block_kv, decode_work(spec), decode_split(spec), "TensorCore(s) per kernel");
+      const DecodeSplits split = decode_split(spec);
+      explain_decode(out, spec, tpu.block_kv, decode_work(spec), split, "TensorCore(s) per kernel");
+      const TpuGeneration& generation = *find_tpu_generation(tpu.generation);
+      explain_budget(out, "VMEM", tpu_decode_vmem_budget(spec, tpu, split.splits), generation.vmem_bytes);
+      out << "    SMEM: kv_lens" << (spec.decode->paged() ? " and the page table" : "") << ", "
+          << decode_prefetch_bytes(spec) << " bytes (at most " << decode_smem_limit(generation) << ")\n";
       return;
     }
     const SplashPlan plan = tpu_splash_plan(spec);

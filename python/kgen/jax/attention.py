@@ -60,6 +60,10 @@ class Attention:
           f"{self.folder.path}: no tpu kernel; kgen.jax runs the tpu target's kernels (on TPU, "
           f"and on the CPU through kgen's executor): add \"tpu\" to the targets of "
           f"{self.folder.spec} and regenerate: {self.folder.regenerate}")
+    if self.folder.is_decode():
+      raise GeneratedFolderError(
+          f"{self.folder.path}: decode kernels (kv_lens, pages, splits; docs/decode.md) have no "
+          "kgen.jax front door yet; kgen.jax.load takes forward kernels")
     cpu_executor.register()
     self.forward = KernelCall(self.folder, "")
     backward = self.signature.backward

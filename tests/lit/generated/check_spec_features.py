@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Every checked-in kernel carries exactly the features its spec asks for: for each spec in
 SOURCE/specs, each of its generated tpu, sm90a and sm100a kernels is run through FileCheck once per
-feature (softcap, segment ids, sinks, lse, how partial tiles are masked) with the prefix the
-spec and its block plan (`kgen plan`) call for, against features.check.
+feature (softcap, segment ids, sinks, lse, how partial tiles are masked; for a decode spec its
+mask and, split, its combine's sinks and lse) with the prefix the spec and its block plan
+(`kgen plan`) call for, against features.check.
 
   check_spec_features.py SOURCE KGEN FILECHECK
 """
@@ -35,6 +36,23 @@ def prefixes(spec, target, block_plan):
     return chosen
 
 
+def decode_prefixes(spec, block_plan):
+    """A decode spec's tpu kernels (docs/decode.md): the split kernel and, when split, its combine,
+    each with the prefixes of the features it must (or must not) carry. Split, the sinks join in
+    the combine, and the kernel writes lse_s whatever outputs says."""
+    split = block_plan["splits"] > 1
+    sinks, lse = spec.get("sinks", False), spec.get("outputs", {}).get("lse", False)
+    local = spec.get("mask", {}).get("type") == "local"
+    kernel = [f"TPU-{'' if spec.get('softcap') else 'NO-'}SOFTCAP", "TPU-NO-SEGMENTS",
+              f"TPU-DECODE-{'' if sinks and not split else 'NO-'}SINKS",
+              f"TPU-{'' if lse or split else 'NO-'}LSE", f"TPU-DECODE-{'LOCAL' if local else 'CAUSAL'}"]
+    files = [("mlir", kernel)]
+    if split:
+        files.append(("combine.mlir", [f"TPU-COMBINE-{'' if sinks else 'NO-'}SINKS",
+                                       f"TPU-COMBINE-{'' if lse else 'NO-'}LSE"]))
+    return files
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__, file=sys.stderr)
@@ -50,13 +68,19 @@ def main():
         for target, extension in (("tpu", "mlir"), ("sm90a", "cu"), ("sm100a", "cu")):
             if target not in spec["targets"]:
                 continue
-            kernel = os.path.join(source, "generated", spec["name"], f"{spec['name']}.{target}.{extension}")
-            for prefix in prefixes(spec, target, plan(kgen, source, spec_path, target)):
-                result = subprocess.run([filecheck, CHECKS, f"--check-prefix={prefix}", f"--input-file={kernel}",
-                                         "--dump-input=never"], capture_output=True, text=True)
-                checked += 1
-                if result.returncode != 0:
-                    failures.append(f"{kernel}: {prefix}\n{result.stderr}")
+            block_plan = plan(kgen, source, spec_path, target)
+            if spec.get("kind") == "attention_decode":
+                files = decode_prefixes(spec, block_plan)
+            else:
+                files = [(extension, prefixes(spec, target, block_plan))]
+            for suffix, chosen in files:
+                kernel = os.path.join(source, "generated", spec["name"], f"{spec['name']}.{target}.{suffix}")
+                for prefix in chosen:
+                    result = subprocess.run([filecheck, CHECKS, f"--check-prefix={prefix}", f"--input-file={kernel}",
+                                             "--dump-input=never"], capture_output=True, text=True)
+                    checked += 1
+                    if result.returncode != 0:
+                        failures.append(f"{kernel}: {prefix}\n{result.stderr}")
     for failure in failures:
         print(failure)
     print(f"{checked} feature checks, {len(failures)} failed")

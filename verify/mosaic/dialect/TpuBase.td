@@ -10,17 +10,28 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/BuiltinTypeInterfaces.td"
 
 def TPU_Dialect : Dialect {
   let name = "tpu";
   let cppNamespace = "::kgen::tpu";
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
 }
 
 class TPU_Attr<string name, string mnemonic_, list<Trait> traits = []>
     : AttrDef<TPU_Dialect, name, traits> {
   let mnemonic = mnemonic_;
 }
+
+class TPU_Type<string name, string mnemonic_, list<Trait> traits = []>
+    : TypeDef<TPU_Dialect, name, traits> {
+  let mnemonic = mnemonic_;
+}
+
+// What a DMA signals when its bytes have landed (`!tpu.dma_semaphore`); kernels that copy by
+// hand hold them in scratch memrefs of memory space semaphore_mem.
+def TPU_DMASemaphoreType : TPU_Type<"DMASemaphore", "dma_semaphore", [MemRefElementTypeInterface]>;
 
 // Enum values are those of the real dialect: bytecode and attribute dictionaries that
 // carry the integer form then mean the same thing in both.

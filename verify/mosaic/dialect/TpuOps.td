@@ -125,4 +125,73 @@ def TPU_AssumeMultipleOp : TPU_Op<"assume_multiple", [Pure, SameOperandsAndResul
   let results = (outs AnyTypeOf<[Index, AnyInteger]>:$result);
 }
 
+// A view of `mem_ref` of the result's static shape, starting at `base_idx` (i32, one per
+// dimension). Only what the lowering needs of the real op: no dynamic sizes.
+def TPU_MemRefSliceOp : TPU_Op<"memref_slice", [Pure, AttrSizedOperandSegments]> {
+  let arguments = (ins
+    AnyMemRef:$mem_ref,
+    Variadic<I32>:$base_idx,
+    Variadic<I32>:$dynamic_sizes
+  );
+  let results = (outs AnyMemRef:$result);
+  let assemblyFormat = [{
+    $mem_ref `[` $base_idx `]` (`<` $dynamic_sizes^ `>`)? attr-dict `:` type($mem_ref) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+// The same memory without some of its size-1 dimensions.
+def TPU_MemRefSqueezeOp : TPU_Op<"memref_squeeze", [Pure]> {
+  let arguments = (ins AnyMemRef:$input);
+  let results = (outs AnyMemRef:$result);
+  let assemblyFormat = [{ $input attr-dict `:` type($input) `->` type($result) }];
+  let hasVerifier = 1;
+}
+
+// Starts copying `source` into `target`; `target_semaphore` counts the bytes as they land.
+// Until a wait_dma2 for the same copy returns, `target` holds nothing defined.
+def TPU_EnqueueDMAOp : TPU_Op<"enqueue_dma", [AttrSizedOperandSegments]> {
+  let arguments = (ins
+    AnyMemRef:$source,
+    Optional<AnyMemRef>:$source_semaphore,
+    AnyMemRef:$target,
+    AnyMemRef:$target_semaphore,
+    Optional<I32>:$device_id,
+    Optional<I32>:$core_id,
+    DefaultValuedAttr<I32Attr, "0">:$priority,
+    DefaultValuedAttr<BoolAttr, "false">:$strict_ordering
+  );
+  let assemblyFormat = [{
+    `source` `(` $source `:` type($source) `)`
+    `target` `(` $target `:` type($target) `)`
+    (`source_semaphore` `(` $source_semaphore^ `:` type($source_semaphore) `)`)?
+    `target_semaphore` `(` $target_semaphore `:` type($target_semaphore) `)`
+    (`device_id` `(` $device_id^ `)`)?
+    (`core_id` `(` $core_id^ `)`)?
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+// Waits until `semaphore` has counted the bytes of `dst` (the copy from `src`).
+def TPU_WaitDMA2Op : TPU_Op<"wait_dma2", [AttrSizedOperandSegments]> {
+  let arguments = (ins
+    AnyMemRef:$semaphore,
+    AnyMemRef:$src,
+    AnyMemRef:$dst,
+    Optional<I32>:$device_id,
+    Optional<I32>:$core_id,
+    DefaultValuedAttr<BoolAttr, "false">:$strict_ordering
+  );
+  let assemblyFormat = [{
+    `semaphore` `(` $semaphore `:` type($semaphore) `)`
+    `src` `(` $src `:` type($src) `)`
+    `dst` `(` $dst `:` type($dst) `)`
+    (`device_id` `(` $device_id^ `)`)?
+    (`core_id` `(` $core_id^ `)`)?
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 #endif  // KGEN_TPU_OPS

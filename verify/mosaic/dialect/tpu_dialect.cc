@@ -10,6 +10,8 @@
 #include "dialect/TpuDialect.cpp.inc"
 #define GET_ATTRDEF_CLASSES
 #include "dialect/TpuAttrs.cpp.inc"
+#define GET_TYPEDEF_CLASSES
+#include "dialect/TpuTypes.cpp.inc"
 #define GET_OP_CLASSES
 #include "dialect/TpuOps.cpp.inc"
 // clang-format on
@@ -20,6 +22,10 @@ void TPUDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "dialect/TpuAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "dialect/TpuTypes.cpp.inc"
       >();
   addOperations<
 #define GET_OP_LIST

@@ -17,6 +17,8 @@
 #include "dialect/TpuDialect.h.inc"
 #define GET_ATTRDEF_CLASSES
 #include "dialect/TpuAttrs.h.inc"
+#define GET_TYPEDEF_CLASSES
+#include "dialect/TpuTypes.h.inc"
 #define GET_OP_CLASSES
 #include "dialect/TpuOps.h.inc"
 // clang-format on

@@ -208,4 +208,67 @@ mlir::LogicalResult TransposeOp::verify() {
   return mlir::success();
 }
 
+namespace {
+
+bool is_semaphore_ref(mlir::Type type) {
+  auto memref = llvm::dyn_cast<mlir::MemRefType>(type);
+  return memref && memref.getRank() == 0 && llvm::isa<DMASemaphoreType>(memref.getElementType());
+}
+
+// A copy's two ends hold the same number of elements of one type.
+mlir::LogicalResult check_copy_ends(mlir::Operation* op, mlir::Type from, mlir::Type to) {
+  auto a = llvm::cast<mlir::MemRefType>(from);
+  auto b = llvm::cast<mlir::MemRefType>(to);
+  if (a.getElementType() != b.getElementType() || a.getShape() != b.getShape() || !a.hasStaticShape())
+    return op->emitOpError("copies between memrefs of different static shapes or element types");
+  return mlir::success();
+}
+
+}  // namespace
+
+mlir::LogicalResult MemRefSliceOp::verify() {
+  auto in = llvm::cast<mlir::MemRefType>(getMemRef().getType());
+  auto out = llvm::cast<mlir::MemRefType>(getResult().getType());
+  if (!getDynamicSizes().empty()) return emitOpError("dynamic sizes are not supported");
+  if (static_cast<int64_t>(getBaseIdx().size()) != in.getRank() || out.getRank() != in.getRank())
+    return emitOpError("takes one index per dimension and keeps the rank");
+  if (in.getElementType() != out.getElementType() || !out.hasStaticShape())
+    return emitOpError("result must be a static slice of the same element type");
+  for (int64_t d = 0; d < in.getRank(); ++d)
+    if (out.getDimSize(d) > in.getDimSize(d)) return emitOpError("slice is larger than its memref");
+  return mlir::success();
+}
+
+mlir::LogicalResult MemRefSqueezeOp::verify() {
+  auto in = llvm::cast<mlir::MemRefType>(getInput().getType());
+  auto out = llvm::cast<mlir::MemRefType>(getResult().getType());
+  if (in.getElementType() != out.getElementType()) return emitOpError("changes the element type");
+  // The result's dims, in order, with only size-1 dims of the input left out.
+  size_t next = 0;
+  for (int64_t size : in.getShape()) {
+    if (next < static_cast<size_t>(out.getRank()) && out.getDimSize(next) == size) {
+      ++next;
+    } else if (size != 1) {
+      return emitOpError("may only drop size-1 dimensions");
+    }
+  }
+  if (next != static_cast<size_t>(out.getRank())) return emitOpError("result is not the input without size-1 dims");
+  return mlir::success();
+}
+
+mlir::LogicalResult EnqueueDMAOp::verify() {
+  if (getDeviceId() || getCoreId() || getSourceSemaphore())
+    return emitOpError("remote and cross-core DMAs are not supported");
+  if (!is_semaphore_ref(getTargetSemaphore().getType()))
+    return emitOpError("target_semaphore must be a memref<!tpu.dma_semaphore>");
+  return check_copy_ends(*this, getSource().getType(), getTarget().getType());
+}
+
+mlir::LogicalResult WaitDMA2Op::verify() {
+  if (getDeviceId() || getCoreId()) return emitOpError("remote and cross-core DMAs are not supported");
+  if (!is_semaphore_ref(getSemaphore().getType()))
+    return emitOpError("semaphore must be a memref<!tpu.dma_semaphore>");
+  return check_copy_ends(*this, getSrc().getType(), getDst().getType());
+}
+
 }  // namespace kgen::tpu
