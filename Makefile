@@ -16,19 +16,15 @@ build: deps
 	@cmake -S . -B $(BUILD) -G Ninja >/dev/null
 	@ninja -C $(BUILD) -j $(JOBS) --quiet
 
-# kgen gen writes the kernels; the tpu kernels' tpu_custom_call payloads need jaxlib's Mosaic
-# serializer, so a Python step writes them next (docs/python.md).
-WRITE_CUSTOM_CALLS := PYTHONPATH=python .venv/bin/python -m kgen.jax.write_custom_calls
-
+# kgen gen writes every file of each spec's folder: the tpu kernels' tpu_custom_call payloads
+# through jaxlib's Mosaic serializer in .venv (docs/python.md).
 gen: build
 	$(KGEN) gen $(SPEC)
-	$(WRITE_CUSTOM_CALLS) $(SPEC)
 
 # Fails with a unified diff and the fix command when generated/ is stale, or when a spec's
 # "auto" tiles have no current entry in tuning/ (docs/tuning.md).
 check-generated: build
 	$(KGEN) gen --check $(SPECS)
-	$(WRITE_CUSTOM_CALLS) --check $(SPECS)
 
 # Re-tunes every pass whose tiles SPEC writes "auto" (default: every spec; the others are
 # passed over) and rewrites its entries in tuning/<target>/<device>.json (docs/tuning.md):

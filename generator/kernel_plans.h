@@ -20,15 +20,15 @@ struct ExtraFile {
   Json context;
 };
 
-// A file beside the kernel that a later step of `make gen` writes, not kgen: the tpu kernels'
+// A file beside the kernel that a Python program writes for kgen gen: the tpu kernels'
 // tpu_custom_call payload, which needs jaxlib's Mosaic serializer
-// (python/kgen/jax/write_custom_calls.py). kgen lists it in MANIFEST.json, so that the spec
-// folder accounts for it, and otherwise leaves it alone: never written, compared or removed
-// while the spec still declares it (that step's --check compares it).
+// (python/kgen/jax/write_custom_calls.py). kgen lists it in MANIFEST.json and, once the
+// spec's folder is written, runs the writer over it (`python -m <writer> --out DIR [--check]
+// SPEC...`, companion_writers.h), so `kgen gen` alone writes and checks a whole folder.
 struct CompanionFile {
-  std::string extension;   // "custom_call.json"
-  std::string role;        // its MANIFEST.json role: "custom_call"
-  std::string written_by;  // the command that writes it, for MANIFEST.json
+  std::string extension;  // "custom_call.json"
+  std::string role;       // its MANIFEST.json role: "custom_call"
+  std::string writer;     // the Python module that writes it: "kgen.jax.write_custom_calls"
 };
 
 struct KernelPlan {

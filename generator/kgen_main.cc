@@ -2,14 +2,17 @@
 // arguments (nothing written), 1 any other failure.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "auto_tiles.h"
+#include "companion_writers.h"
 #include "diagnostics.h"
 #include "exit_status.h"
 #include "explain.h"
@@ -28,6 +31,9 @@
 #endif
 #ifndef KGEN_AUDIT_BINARY
 #error "the build defines KGEN_AUDIT_BINARY, the kgen-audit executable"
+#endif
+#ifndef KGEN_PYTHON
+#error "the build defines KGEN_PYTHON, the Python (.venv) that runs the companion writers"
 #endif
 #ifndef KGEN_PROJECT_ROOT
 #error "the build defines KGEN_PROJECT_ROOT, where templates/ and specs/ live"
@@ -121,14 +127,16 @@ int run_gen(const Arguments& args) {
   std::vector<GeneratedFile> files;
   std::vector<std::string> notes, tuning_problems;
   std::map<std::string, std::string> spec_of_name;
+  CompanionWork companions;
   TemplateEngine engine = make_engine(root);
   const RuntimeDigests runtimes = runtime_digests(root);
   for (const std::string& file : args.specs) {
     Spec spec = load_spec(file, root);
     auto [it, fresh] = spec_of_name.emplace(spec.name, file);
     if (!fresh) throw SpecError(file + ": name: found \"" + spec.name + "\", expected a name no other spec uses (" + it->second + " has it)");
-    for (GeneratedFile& output : naming_spec_file(file, [&] { return render_spec_outputs(spec, engine, runtimes); }))
-      files.push_back(std::move(output));
+    std::vector<GeneratedFile> outputs = naming_spec_file(file, [&] { return render_spec_outputs(spec, engine, runtimes); });
+    add_companion_work(companions, file, outputs);
+    std::move(outputs.begin(), outputs.end(), std::back_inserter(files));
     for (const std::string& problem : auto_tile_problems(spec)) tuning_problems.push_back(file + ": " + problem);
     for (const std::string& target : targets_without_backward(spec))
       notes.push_back("kgen: note: " + file + ": \"backward\": true, but target " + target +
@@ -138,11 +146,15 @@ int run_gen(const Arguments& args) {
       notes.push_back("kgen: note: " + file + ": target " + target +
                       " generates no decode kernel yet; only the other targets' kernels are written (docs/decode.md)\n");
   }
+  const auto write_companions = [&] {
+    return run_companion_writers(companions, out_dir, args.check, KGEN_PYTHON, KGEN_PROJECT_ROOT "/python");
+  };
   if (args.check) {
     const std::vector<std::string> stale = find_stale_outputs(out_dir, files);
+    const int companions_status = write_companions();
     // An "auto" tile field with no current tuning entry fails the check (docs/tuning.md).
     for (const std::string& problem : tuning_problems) std::cerr << "kgen: " << problem << "\n";
-    if (stale.empty()) return tuning_problems.empty() ? 0 : 1;
+    if (stale.empty()) return tuning_problems.empty() && companions_status == 0 ? 0 : 1;
     for (const std::string& report : stale) std::cerr << report;
     std::cerr << "kgen: " << stale.size() << " generated file(s) under " << out_dir
               << " are stale. Fix with:\n  make gen";
@@ -157,7 +169,7 @@ int run_gen(const Arguments& args) {
   for (const std::string& path : report.written) std::cout << "wrote " << out_dir << "/" << path << "\n";
   for (const std::string& path : report.removed) std::cout << "removed " << out_dir << "/" << path << "\n";
   std::cout << report.unchanged.size() << " file(s) unchanged\n";
-  return 0;
+  return write_companions();
 }
 
 // The verifiers (MLIR, the reference) and the audit (Clang LibTooling) live in their own

@@ -59,7 +59,7 @@ WriteReport write_outputs(const std::string& out_dir, const std::vector<Generate
       if (!produced.count(folder + "/" + name) && fs::remove(fs::path(out_dir) / folder / name))
         report.removed.push_back(folder + "/" + name);
   for (const GeneratedFile& file : files) {
-    if (file.companion) continue;  // another step of make gen writes it
+    if (!file.companion_writer.empty()) continue;  // its writer writes it (companion_writers.h)
     const fs::path path = fs::path(out_dir) / file.path;
     if (read_text_file(path.string()) == file.content) {
       report.unchanged.push_back(file.path);
@@ -77,7 +77,7 @@ std::vector<std::string> find_stale_outputs(const std::string& out_dir,
   std::set<std::string> produced;
   for (const GeneratedFile& file : files) {
     produced.insert(file.path);
-    if (file.companion) continue;  // that step's own --check compares it
+    if (!file.companion_writer.empty()) continue;  // its writer's --check compares it
     const fs::path path = fs::path(out_dir) / file.path;
     const std::optional<std::string> existing = read_text_file(path.string());
     if (!existing)

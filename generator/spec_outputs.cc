@@ -119,9 +119,9 @@ std::vector<GeneratedFile> render_spec_outputs(const Spec& spec, TemplateEngine&
     if (!kernel.plan_file.is_null()) write_json(kernel.plan_file, "plan.json", "plan");
     for (const CompanionFile& companion : kernel.companions) {
       const std::string file_name = generated_file_name(spec.name, kernel.target, companion.extension, kernel.pass);
-      files.push_back({spec.name + "/" + file_name, "", /*companion=*/true});
+      files.push_back({spec.name + "/" + file_name, "", companion.writer});
       manifest_files[file_name] =
-          Json{{"target", kernel.target}, {"role", companion.role}, {"written_by", companion.written_by}};
+          Json{{"target", kernel.target}, {"role", companion.role}, {"written_by", "python -m " + companion.writer}};
       if (!kernel.pass.empty()) manifest_files[file_name]["pass"] = kernel.pass;
     }
   }

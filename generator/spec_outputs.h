@@ -14,9 +14,9 @@ namespace kgen {
 struct GeneratedFile {
   std::string path;  // relative to the output folder: "<name>/<name>.<target>.<ext>"
   std::string content;
-  // Declared by kgen, written by a later step of `make gen` (KernelPlan::companions):
-  // `content` is empty, and kgen never writes, compares or removes the file.
-  bool companion = false;
+  // A companion (KernelPlan::companions): `content` is empty; this Python module writes and
+  // checks it after kgen has written the folder (companion_writers.h). Empty: kgen's own file.
+  std::string companion_writer = {};
 };
 
 // The files as the templates write them: kgen does not reformat its output. Templates are

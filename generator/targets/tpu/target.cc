@@ -241,7 +241,7 @@ class Tpu final : public Target {
     const int64_t splits = decode_split(spec).splits;
     if (splits == 1) return std::nullopt;
     KernelPlan combine = plan_tpu_decode_combine(spec, splits);
-    combine.companions.push_back({"custom_call.json", "custom_call", "python -m kgen.jax.write_custom_calls (make gen)"});
+    combine.companions.push_back({"custom_call.json", "custom_call", "kgen.jax.write_custom_calls"});
     return combine;
   }
 
@@ -450,10 +450,10 @@ class Tpu final : public Target {
 
   // What a caller needs besides the kernel and its operands (python/kgen, docs/python.md): the
   // block plan its scalar-prefetch tables come from, and the tpu_custom_call payload that
-  // `make gen` writes next (kgen.jax.write_custom_calls, with jaxlib's serializer).
+  // kgen gen has kgen.jax.write_custom_calls write (with jaxlib's serializer).
   KernelPlan with_call_files(const Spec& spec, KernelPlan kernel, PlanPass pass) const {
     kernel.plan_file = plan_json(spec, pass);
-    kernel.companions.push_back({"custom_call.json", "custom_call", "python -m kgen.jax.write_custom_calls (make gen)"});
+    kernel.companions.push_back({"custom_call.json", "custom_call", "kgen.jax.write_custom_calls"});
     return kernel;
   }
 

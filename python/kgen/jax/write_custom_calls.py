@@ -1,7 +1,7 @@
 """Writes the tpu_custom_call backend config of every tpu kernel of the given specs, beside
-the kernel as `<kernel>.custom_call.json` (MANIFEST.json lists them: kgen gen declares the
-files, this step writes them). `make gen` runs it after `kgen gen`; `--check` (in make test)
-compares instead of writing and exits 1 naming each stale file and the fix.
+the kernel as `<kernel>.custom_call.json` (MANIFEST.json lists them). `kgen gen` runs it once
+it has written the spec's folder, and `kgen gen --check` with `--check`, which compares
+instead of writing and exits 1 naming each stale file and the fix.
 
     python -m kgen.jax.write_custom_calls [--out generated] [--check] SPEC...
 
@@ -20,7 +20,7 @@ import sys
 from kgen.generated_folder import GeneratedFolder
 from kgen.jax import mosaic_serialization
 
-WRITER = "python -m kgen.jax.write_custom_calls (make gen)"
+WRITER = "python -m kgen.jax.write_custom_calls (kgen gen)"
 
 
 def custom_call_file(folder: GeneratedFolder, kernel: pathlib.Path) -> str:
