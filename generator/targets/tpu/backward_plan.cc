@@ -116,11 +116,7 @@ Json common_context(const Spec& spec, const Tiling& tiles, const TpuBackwardKern
       {"block_q", bq},
       {"block_kv", bkv},
       {"last_step", plan.width() - 1},
-      {"softcap", spec.softcap.has_value()},
       {"scale", f32_literal(spec.scale)},
-      {"scale_log2e", f32_literal(spec.scale * std::numbers::log2e)},
-      {"scale_over_cap", f32_literal(spec.scale / spec.softcap.value_or(1.0))},
-      {"softcap_log2e", f32_literal(spec.softcap.value_or(1.0) * std::numbers::log2e)},
       {"minus_log2e", f32_literal(-std::numbers::log2e)},
       {"static_mask", static_mask},
       {"predicate_mask", predicate},
@@ -134,6 +130,7 @@ Json common_context(const Spec& spec, const Tiling& tiles, const TpuBackwardKern
       {"col_f32", vector_type({bq, 1}, "f32")},
       {"out_f32", vector_type({bq, s.head_dim_v}, "f32")},
   };
+  context.update(base2_logit_constants(spec));
   context.update(tpu_tile_types(spec, bq, bkv, bkvc));
   return context;
 }

@@ -317,12 +317,6 @@ KernelPlan plan_tpu_decode_kernel(const Spec& spec, int64_t splits) {
       {"end", split ? "end" : "hi"},
       {"multi_token", s.q_len > 1},
       {"sink_init", spec.sinks && !split},
-      {"softcap", spec.softcap.has_value()},
-      // Logits in base 2: the scale (with log2 e, and 1 / softcap before the tanh) is one
-      // constant per multiply, and exp2 needs none of its own.
-      {"scale_log2e", f32_literal(spec.scale * std::numbers::log2e)},
-      {"scale_over_cap", f32_literal(spec.scale / spec.softcap.value_or(1.0))},
-      {"softcap_log2e", f32_literal(spec.softcap.value_or(1.0) * std::numbers::log2e)},
       {"log2e", f32_literal(std::numbers::log2e)},
       {"ln2", f32_literal(std::numbers::ln2)},
       {"full_path", decode_path(shape, /*mask_tile=*/false)},
@@ -366,6 +360,7 @@ KernelPlan plan_tpu_decode_kernel(const Spec& spec, int64_t splits) {
       {"acc_f32", vector_type({rows, s.head_dim_v}, "f32")},
       {"acc_memref", memref_type({rows, s.head_dim_v}, "f32", "vmem")},
   };
+  context.update(base2_logit_constants(spec));
   context.update(acc_lanes(spec));
   return KernelPlan{"tpu", "mlir", "tpu/decode/kernel.mlir.tmpl", symbol, true, std::move(context),
                     tpu_operands_json(symbol, shape.grid(), std::vector<std::string>(3, semantics), operands)};

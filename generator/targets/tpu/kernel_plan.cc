@@ -207,12 +207,6 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"block_q", bq},
       {"block_kv", bkv},
       {"last_step", plan.width() - 1},
-      // The kernel keeps logits in base 2: exp2 then needs no multiply of its own, and the
-      // scale (with log2 e, and 1 / softcap before the tanh) is one constant per multiply.
-      {"softcap", spec.softcap.has_value()},
-      {"scale_log2e", f32_literal(spec.scale * std::numbers::log2e)},
-      {"scale_over_cap", f32_literal(spec.scale / spec.softcap.value_or(1.0))},
-      {"softcap_log2e", f32_literal(spec.softcap.value_or(1.0) * std::numbers::log2e)},
       {"log2e", f32_literal(std::numbers::log2e)},
       {"ln2", f32_literal(std::numbers::ln2)},
       {"static_mask", static_mask},
@@ -261,7 +255,7 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"acc_f32", vector_type({bq, s.head_dim_v}, "f32")},
       {"acc_memref", memref_type({bq, s.head_dim_v}, "f32", "vmem")},
   };
-
+  context.update(base2_logit_constants(spec));
   context.update(tpu_tile_types(spec, bq, bkv, bkvc));
   context.update(forward_walk_mask_types(bq, bkv, bkvc));
   const std::string symbol = kernel_symbol(spec.name, "tpu");

@@ -1,6 +1,7 @@
 #include "targets/tpu/mosaic_text.h"
 
 #include <cstdio>
+#include <numbers>
 
 #include "dtype.h"
 
@@ -31,6 +32,13 @@ std::string f32_literal(double value) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.8e", static_cast<double>(static_cast<float>(value)));
   return buffer;
+}
+
+Json base2_logit_constants(const Spec& spec) {
+  return {{"softcap", spec.softcap.has_value()},
+          {"scale_log2e", f32_literal(spec.scale * std::numbers::log2e)},
+          {"scale_over_cap", f32_literal(spec.scale / spec.softcap.value_or(1.0))},
+          {"softcap_log2e", f32_literal(spec.softcap.value_or(1.0) * std::numbers::log2e)}};
 }
 
 Json windows_context(const std::vector<TpuWindow>& windows, const std::vector<std::string>& kinds) {

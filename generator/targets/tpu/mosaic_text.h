@@ -31,6 +31,11 @@ std::string memref_type(const std::vector<int64_t>& dims, const std::string& ele
 // Nine significant digits: round-trips any float32, and always an MLIR float literal.
 std::string f32_literal(double value);
 
+// Every tpu kernel keeps logits in base 2: the scale (with log2 e, and 1 / softcap before the
+// tanh) is one constant per multiply and exp2 needs none of its own. The template variables
+// softcap, scale_log2e, scale_over_cap and softcap_log2e.
+Json base2_logit_constants(const Spec& spec);
+
 // One windowed operand: `kind` names the index map its template writes for it (one of the
 // template's window kinds); `reads_plan` when that map loads the scalar-prefetched plan.
 struct TpuWindow {

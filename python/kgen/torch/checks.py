@@ -24,9 +24,13 @@ STRIDE_ELEMENTS = 8  # TMA: every stride a multiple of 16 bytes (docs/sm90a-kern
 OPERAND_DTYPES = {"q_segment_ids": torch.int32, "kv_segment_ids": torch.int32, "sinks": torch.float32}
 
 
-def dtype_name(t):
+def _dtype(dtype):
     """torch.float16 -> "float16", the spec's and kgen.arguments' names."""
-    return str(t.dtype).removeprefix("torch.")
+    return str(dtype).removeprefix("torch.")
+
+
+def dtype_name(t):
+    return _dtype(t.dtype)
 
 
 def _shape(shape):
@@ -81,8 +85,7 @@ class Checker:
         self.spec.check(q, k, v, segment_ids=pair, sinks=sinks, layout="BNTH", dtype_name=dtype_name)
         for name, t in operands:
             if t is not None and t.dtype != OPERAND_DTYPES[name]:
-                self._fail(f"{name}: found dtype {dtype_name(t)}; the operator takes "
-                           f"{dtype_name(torch.empty(0, dtype=OPERAND_DTYPES[name]))}")
+                self._fail(f"{name}: found dtype {dtype_name(t)}; the operator takes {_dtype(OPERAND_DTYPES[name])}")
         self._placement("BNTH", q=q, k=k, v=v, q_segment_ids=q_segment_ids, kv_segment_ids=kv_segment_ids,
                         sinks=sinks)
 
@@ -98,7 +101,7 @@ class Checker:
             if tuple(t.shape) != shape:
                 self._fail(f"{name}: found shape {_shape(t.shape)}; expected {_shape(shape)} = {axes}")
             if t.dtype != dtype:
-                self._fail(f"{name}: found dtype {dtype_name(t)}; expected {str(dtype).removeprefix('torch.')}")
+                self._fail(f"{name}: found dtype {dtype_name(t)}; expected {_dtype(dtype)}")
         self._placement("BNTH", out=out)
 
     def _tensors(self, named):

@@ -14,15 +14,12 @@
 #include <vector>
 
 #include "core/device.h"
-#include "core/numbers.h"
 #include "run_ptx.h"
-#include "tensor/umma.h"
+#include "tcgen05_product.h"
 
 namespace kgen::emu::testing {
 namespace {
 
-constexpr int kM = 128, kN = 16, kK = 16;
-constexpr uint32_t kABytes = kM * kK * 2, kBBytes = kN * kK * 2;
 constexpr uint32_t kStage = kABytes + kBBytes;  // A then B, one copy
 constexpr uint32_t kSlot = kStage;              // the allocated tensor-memory address
 constexpr uint32_t kFlag = kStage + 4;          // the relaxed flag
@@ -98,24 +95,7 @@ ALLOCATED:
   @%p3 bra OPERANDS;
   @!%p2 bra DRAIN;
 )" + (p.mma_after_flag || p.mma_after_landing_flag ? spin_on_flag("OPERANDS_IN") : wait_loop("OPERANDS_IN", "%r9", 0, "%p4")) + R"(
-  ld.param.u64 %rd4, [desc_a];
-  ld.param.u64 %rd5, [desc_b];
-  ld.param.u32 %r11, [idesc];
-  shr.u32 %r12, %r1, 4;
-  cvt.u64.u32 %rd6, %r12;
-  add.s64 %rd4, %rd4, %rd6;
-  add.u32 %r13, %r1, )" + std::to_string(kABytes) + R"(;
-  shr.u32 %r13, %r13, 4;
-  cvt.u64.u32 %rd7, %r13;
-  add.s64 %rd5, %rd5, %rd7;
-  mov.u32 %r14, 0;
-  {
-  .reg .pred acc;
-  setp.ne.b32 acc, %r14, 0;
-  tcgen05.mma.cta_group::1.kind::f16 [%r10], %rd4, %rd5, %r11, {%r14, %r14, %r14, %r14}, acc;
-  }
-  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r20];
-)" + (p.two_commits ? "  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r24];\n" : "") + R"(
+)" + issue_and_commit_ptx("%r20") + R"()" + (p.two_commits ? "  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r24];\n" : "") + R"(
 DRAIN:
 )" + (p.two_commits ? wait_loop("PRODUCT_DONE", "%r24", 0, "%p5") + (p.wait_both_commits ? wait_loop("FIRST_DONE", "%r20", 0, "%p5") : "")
                     : wait_loop("PRODUCT_DONE", "%r20", 0, "%p5")) + R"(
@@ -182,34 +162,12 @@ std::string hex_address(uint32_t offset) {
   return text;
 }
 
-uint32_t operand_offset(int mn, int k) { return (mn / 8) * 256 + (mn % 8) * 16 + (k / 8) * 128 + (k % 8) * 2; }
-
 std::string run(const Plant& p, const std::string& origin) {
-  std::vector<uint8_t> operands(kStage);
-  for (int m = 0; m < kM; ++m)
-    for (int k = 0; k < kK; ++k) {
-      const uint16_t v = to_bf16(static_cast<float>((m + 2 * k) % 5 - 2));
-      std::memcpy(operands.data() + operand_offset(m, k), &v, 2);
-    }
-  for (int n = 0; n < kN; ++n)
-    for (int k = 0; k < kK; ++k) {
-      const uint16_t v = to_bf16(static_cast<float>((3 * n + k) % 7 - 3));
-      std::memcpy(operands.data() + kABytes + operand_offset(n, k), &v, 2);
-    }
-  UmmaSmemDescriptor f;
-  f.leading_byte_offset = 128;
-  f.stride_byte_offset = 256;
-  uint64_t desc_a = encode_umma_smem_descriptor(f), desc_b = desc_a;
-  UmmaInstrDescriptor id;
-  id.c_format = 1;
-  id.a_format = id.b_format = 1;  // bf16
-  id.n = kN;
-  id.m = kM;
-  uint32_t idesc = encode_umma_instr_descriptor(id);
+  Tcgen05Product product;
   void* in = Device::get().allocate(kStage);
-  std::memcpy(in, operands.data(), kStage);
-  const std::string report =
-      run_ptx(kernel(p), origin, "k", {1, 1, 1}, {64, 1, 1}, {&in, &desc_a, &desc_b, &idesc}, kShared);
+  std::memcpy(in, product.operands.data(), kStage);
+  const std::string report = run_ptx(kernel(p), origin, "k", {1, 1, 1}, {64, 1, 1},
+                                     {&in, &product.desc_a, &product.desc_b, &product.idesc}, kShared);
   Device::get().release(in);
   return report;
 }

@@ -6,9 +6,8 @@
 #include <vector>
 
 #include "core/device.h"
-#include "core/numbers.h"
 #include "run_ptx.h"
-#include "tensor/umma.h"
+#include "tcgen05_product.h"
 
 namespace kgen::emu::testing {
 namespace {
@@ -25,14 +24,8 @@ struct Plant {
   bool no_proxy_fence = false;   // the operands' generic stores are not published by fence.proxy.async
 };
 
-constexpr int kM = 128, kN = 16, kK = 16;
-constexpr uint32_t kABytes = kM * kK * 2, kBBytes = kN * kK * 2;
 constexpr uint32_t kSlot = kABytes + kBBytes;  // the allocated address
 constexpr uint32_t kMbar = kSlot + 8;
-
-// No-swizzle K-major canonical layout: 8 x 16-byte core matrices, LBO 128 between the two K
-// halves, SBO 256 between groups of 8 rows.
-uint32_t operand_offset(int mn, int k) { return (mn / 8) * 256 + (mn % 8) * 16 + (k / 8) * 128 + (k % 8) * 2; }
 
 std::string kernel(const Plant& p) {
   std::string regs = "{";
@@ -81,24 +74,7 @@ ALLOCATED:
   ld.shared.b32 %r10, [%r8];
   @!%p2 bra WAIT;
   // Thread 0 issues D = A B^T and commits it to the mbarrier.
-  ld.param.u64 %rd4, [desc_a];
-  ld.param.u64 %rd5, [desc_b];
-  ld.param.u32 %r11, [idesc];
-  shr.u32 %r12, %r1, 4;
-  cvt.u64.u32 %rd6, %r12;
-  add.s64 %rd4, %rd4, %rd6;
-  add.u32 %r13, %r1, )" + std::to_string(kABytes) + R"(;
-  shr.u32 %r13, %r13, 4;
-  cvt.u64.u32 %rd7, %r13;
-  add.s64 %rd5, %rd5, %rd7;
-  mov.u32 %r14, 0;
-  {
-  .reg .pred acc;
-  setp.ne.b32 acc, %r14, 0;
-  tcgen05.mma.cta_group::1.kind::f16 [%r10], %rd4, %rd5, %r11, {%r14, %r14, %r14, %r14}, acc;
-  }
-  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r9];
-WAIT:
+)" + issue_and_commit_ptx("%r9") + R"(WAIT:
 )" + (p.no_wait ? "" : R"(  mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r9], 0;
   @!%p4 bra WAIT;
 )") + (p.no_after_fence ? "" : "  tcgen05.fence::after_thread_sync;\n") + R"(
@@ -130,41 +106,15 @@ struct Result {
 };
 
 Result run(const Plant& p, const std::string& origin) {
-  std::vector<uint8_t> operands(kSlot);
-  std::vector<float> a(kM * kK), b(kN * kK);
-  for (int m = 0; m < kM; ++m)
-    for (int k = 0; k < kK; ++k) {
-      a[m * kK + k] = static_cast<float>((m + 2 * k) % 5 - 2);
-      const uint16_t v = to_bf16(a[m * kK + k]);
-      std::memcpy(operands.data() + operand_offset(m, k), &v, 2);
-    }
-  for (int n = 0; n < kN; ++n)
-    for (int k = 0; k < kK; ++k) {
-      b[n * kK + k] = static_cast<float>((3 * n + k) % 7 - 3) * 0.5f;
-      const uint16_t v = to_bf16(b[n * kK + k]);
-      std::memcpy(operands.data() + kABytes + operand_offset(n, k), &v, 2);
-    }
-  UmmaSmemDescriptor f;
-  f.leading_byte_offset = 128;
-  f.stride_byte_offset = 256;
-  uint64_t desc_a = encode_umma_smem_descriptor(f), desc_b = desc_a;
-  UmmaInstrDescriptor id;
-  id.c_format = 1;
-  id.a_format = id.b_format = 1;  // bf16
-  id.n = kN;
-  id.m = kM;
-  uint32_t idesc = encode_umma_instr_descriptor(id);
-
+  Tcgen05Product product;
   void* in = Device::get().allocate(kSlot);
-  std::memcpy(in, operands.data(), kSlot);
+  std::memcpy(in, product.operands.data(), kSlot);
   void* out = Device::get().allocate(kM * kN * 4);
   Result r;
-  r.report = run_ptx(kernel(p), origin, "k", {1, 1, 1}, {128, 1, 1}, {&in, &out, &desc_a, &desc_b, &idesc}, kMbar + 8);
+  r.report = run_ptx(kernel(p), origin, "k", {1, 1, 1}, {128, 1, 1},
+                     {&in, &out, &product.desc_a, &product.desc_b, &product.idesc}, kMbar + 8);
   r.out.assign(static_cast<float*>(out), static_cast<float*>(out) + kM * kN);
-  r.expected.assign(kM * kN, 0);
-  for (int m = 0; m < kM; ++m)
-    for (int n = 0; n < kN; ++n)
-      for (int k = 0; k < kK; ++k) r.expected[m * kN + n] += a[m * kK + k] * b[n * kK + k];
+  r.expected = product.expected();
   Device::get().release(in);
   Device::get().release(out);
   return r;
