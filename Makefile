@@ -4,7 +4,9 @@ BUILD ?= build
 KGEN := $(BUILD)/generator/kgen
 SPECS := $(sort $(wildcard specs/*.json))
 SPEC ?= $(SPECS)
-TPU_SPECS = $(shell grep -l '"tpu"' $(SPECS))
+# The specs whose tpu kernels the bundle gate holds: decode kernels have their own static
+# cost (bench/tpu_decode_cost.py; docs/benchmarks.md).
+TPU_SPECS = $(shell grep -l '"tpu"' $(SPECS) | xargs grep -L '"attention_decode"')
 JOBS ?= 2
 
 .PHONY: deps build gen check-generated tune format-check audit test verify tpu-bundles bench-tpu cuda verify-gpu bench-cuda clean
@@ -65,7 +67,7 @@ verify: build
 	@ninja -C $(BUILD) -j $(JOBS) sm90a_emu_harnesses sm100a_emu_harnesses
 	@KGEN=$(KGEN) verify/write_receipts.sh $(SPEC)
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -L verify_only
-	@.venv-libtpu/bin/python bench/tpu_static_cost.py --no-splash --kgen $(KGEN) \
+	@.venv-libtpu/bin/python bench/tpu_static_cost.py --no-splash --backward --kgen $(KGEN) \
 	    --check bench/tpu_bundles.json $(TPU_SPECS)
 
 # kgen's tpu kernels of bench/specs/tpu against JAX's Splash, by libtpu's static bundle
@@ -74,11 +76,12 @@ bench-tpu: build
 	@deps/install.sh libtpu
 	@KGEN=$(KGEN) bench/tpu_vs_splash.sh
 
-# Records the bundles and spills per full step of every tpu kernel of specs/, which `make
-# verify` holds them to (bench/tpu_static_cost.py --check; docs/tpu-static-cost.md).
+# Records the bundles and spills per full step of every tpu kernel of specs/ (the forward,
+# and the dq and dkv kernels of a spec with a backward), which `make verify` holds them to
+# (bench/tpu_static_cost.py --check; docs/tpu-static-cost.md).
 tpu-bundles: build
 	@deps/install.sh libtpu
-	@.venv-libtpu/bin/python bench/tpu_static_cost.py --no-splash --kgen $(KGEN) \
+	@.venv-libtpu/bin/python bench/tpu_static_cost.py --no-splash --backward --kgen $(KGEN) \
 	    --record bench/tpu_bundles.json $(TPU_SPECS)
 
 # sm90a without a GPU: compiles every generated sm90a kernel (and the feature specs of

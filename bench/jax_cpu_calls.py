@@ -8,8 +8,8 @@ dq and dkv kernels). Prints a Markdown table; docs/benchmarks.md records a run.
     PYTHONPATH=python JAX_PLATFORMS=cpu .venv/bin/python bench/jax_cpu_calls.py [--repeats 3] [FOLDER...]
 
 This measures kgen's CPU executor (verify/mosaic: the kernels' MLIR lowered and JIT-compiled
-by MLIR 22, grid steps run by one thread per core over the grid's parallel dimensions), not
-a TPU: no kernel here has run on one.
+by MLIR 22, the grid steps run one after another on one thread), not a TPU: no kernel here
+has run on one.
 """
 import argparse
 import json

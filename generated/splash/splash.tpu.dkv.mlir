@@ -2,6 +2,7 @@
 // Regenerate with: make gen SPEC=specs/splash.json
 // Template: templates/tpu/backward/dkv.mlir.tmpl
 // Template: templates/tpu/forward/mask_row.mlir.tmpl
+// Template: templates/tpu/backward/dkv_step.mlir.tmpl
 // Template: templates/tpu/backward/delta_lanes.mlir.tmpl
 // Template: templates/tpu/backward/neg_lse_lanes.mlir.tmpl
 // Template: templates/tpu/backward/dkv_subtile.mlir.tmpl
@@ -76,57 +77,59 @@ module {
     %q_block = memref.load %data_next[%mask_row, %step_idx, %kv_idx] : memref<1x8x8xi32, #tpu.memory_space<smem>>
     %live = arith.cmpi ne, %tile, %c0_i32 : i32
     scf.if %live {
-      %q4 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
-      %q = vector.shape_cast %q4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
-      %dout4 = vector.load %dout_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
-      %dout = vector.shape_cast %dout4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
-      %s_zero = arith.constant dense<0.000000e+00> : vector<256x512xf32>
-      %dk_zero = arith.constant dense<0.000000e+00> : vector<256x128xf32>
-      %dv_zero = arith.constant dense<0.000000e+00> : vector<256x128xf32>
-      %scale_over_cap = arith.constant dense<1.76776689e-03> : vector<256x512xf32>
-      %softcap_log2e = arith.constant dense<7.21347504e+01> : vector<256x512xf32>
-      %one_s = arith.constant dense<1.000000e+00> : vector<256x512xf32>
-      %mask_value_s = arith.constant dense<-2.38197633e+38> : vector<256x512xf32>
-      %c_block_q_i32 = arith.constant 512 : i32
-      %c_block_kv_i32 = arith.constant 512 : i32
-      %q_first = arith.muli %q_block, %c_block_q_i32 : i32
-      %kv_block_first = arith.muli %kv_block, %c_block_kv_i32 : i32
-      // delta and -lse · log2 e per q row are computed lane-replicated (block_q, 128), as the
-      // forward writes lse; one transpose turns each into a row over the q lanes, which a
-      // sublane broadcast spreads over the kv rows of a score tile.
-      // delta = rowsum(dout ∘ out) in f32, lane-replicated as (block_q, 128).
-      %dout_d4 = vector.load %dout_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
-      %dout_d = vector.shape_cast %dout_d4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
-      %out_d4 = vector.load %out_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
-      %out_d = vector.shape_cast %out_d4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
-      %dout_f32 = arith.extf %dout_d : vector<512x128xbf16> to vector<512x128xf32>
-      %out_f32 = arith.extf %out_d : vector<512x128xbf16> to vector<512x128xf32>
-      %dout_out = arith.mulf %dout_f32, %out_f32 : vector<512x128xf32>
-      %delta_init = arith.constant dense<0.000000e+00> : vector<512xf32>
-      %delta_row = vector.multi_reduction <add>, %dout_out, %delta_init [1] : vector<512x128xf32> to vector<512xf32>
-      %delta_col = vector.shape_cast %delta_row : vector<512xf32> to vector<512x1xf32>
-      %delta_lanes = vector.broadcast %delta_col : vector<512x1xf32> to vector<512x128xf32>
-      // -lse · log2 e, lane-replicated (block_q, 128) as the forward writes lse, so that
-      // p = exp2(logit + neg_lse). A row whose lse is -inf kept nothing: -inf there makes its p 0,
-      // not exp2(+inf).
-      %lse4 = vector.load %lse_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xf32, #tpu.memory_space<vmem>>, vector<1x1x512x128xf32>
-      %lse = vector.shape_cast %lse4 : vector<1x1x512x128xf32> to vector<512x128xf32>
-      %minus_inf = arith.constant dense<0xFF800000> : vector<512x128xf32>
-      %minus_log2e = arith.constant dense<-1.44269502e+00> : vector<512x128xf32>
-      %lse_empty = arith.cmpf oeq, %lse, %minus_inf : vector<512x128xf32>
-      %neg_lse_kept = arith.mulf %lse, %minus_log2e : vector<512x128xf32>
-      %neg_lse = arith.select %lse_empty, %minus_inf, %neg_lse_kept : vector<512x128xi1>, vector<512x128xf32>
-      %delta_t = vector.transpose %delta_lanes, [1, 0] : vector<512x128xf32> to vector<128x512xf32>
-      %neg_lse_t = vector.transpose %neg_lse, [1, 0] : vector<512x128xf32> to vector<128x512xf32>
-      %delta_q = vector.extract_strided_slice %delta_t
-          {offsets = [0, 0], sizes = [1, 512], strides = [1, 1]} : vector<128x512xf32> to vector<1x512xf32>
-      %neg_lse_q = vector.extract_strided_slice %neg_lse_t
-          {offsets = [0, 0], sizes = [1, 512], strides = [1, 1]} : vector<128x512xf32> to vector<1x512xf32>
-      %delta_s = vector.broadcast %delta_q : vector<1x512xf32> to vector<256x512xf32>
-      %neg_lse_s = vector.broadcast %neg_lse_q : vector<1x512xf32> to vector<256x512xf32>
-      // Only partial tiles evaluate the mask, as in the forward.
+      // Only partial tiles evaluate the mask, as in the forward. Each copy of the step loads
+      // and makes every value it uses: a value live across the branch (q, dout, delta, lse
+      // and their broadcasts) would be spilled around it on every step.
       %is_partial = arith.cmpi eq, %tile, %c1_i32 : i32
       scf.if %is_partial {
+        %q4 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %q = vector.shape_cast %q4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %dout4 = vector.load %dout_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %dout = vector.shape_cast %dout4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %s_zero = arith.constant dense<0.000000e+00> : vector<256x512xf32>
+        %dk_zero = arith.constant dense<0.000000e+00> : vector<256x128xf32>
+        %dv_zero = arith.constant dense<0.000000e+00> : vector<256x128xf32>
+        %scale_over_cap = arith.constant dense<1.76776689e-03> : vector<256x512xf32>
+        %softcap_log2e = arith.constant dense<7.21347504e+01> : vector<256x512xf32>
+        %one_s = arith.constant dense<1.000000e+00> : vector<256x512xf32>
+        %mask_value_s = arith.constant dense<-2.38197633e+38> : vector<256x512xf32>
+        %c_block_q_i32 = arith.constant 512 : i32
+        %c_block_kv_i32 = arith.constant 512 : i32
+        %q_first = arith.muli %q_block, %c_block_q_i32 : i32
+        %kv_block_first = arith.muli %kv_block, %c_block_kv_i32 : i32
+        // delta and -lse · log2 e per q row are computed lane-replicated (block_q, 128), as the
+        // forward writes lse; one transpose turns each into a row over the q lanes, which a
+        // sublane broadcast spreads over the kv rows of a score tile.
+        // delta = rowsum(dout ∘ out) in f32, lane-replicated as (block_q, 128).
+        %dout_d4 = vector.load %dout_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %dout_d = vector.shape_cast %dout_d4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %out_d4 = vector.load %out_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %out_d = vector.shape_cast %out_d4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %dout_f32 = arith.extf %dout_d : vector<512x128xbf16> to vector<512x128xf32>
+        %out_f32 = arith.extf %out_d : vector<512x128xbf16> to vector<512x128xf32>
+        %dout_out = arith.mulf %dout_f32, %out_f32 : vector<512x128xf32>
+        %delta_init = arith.constant dense<0.000000e+00> : vector<512xf32>
+        %delta_row = vector.multi_reduction <add>, %dout_out, %delta_init [1] : vector<512x128xf32> to vector<512xf32>
+        %delta_col = vector.shape_cast %delta_row : vector<512xf32> to vector<512x1xf32>
+        %delta_lanes = vector.broadcast %delta_col : vector<512x1xf32> to vector<512x128xf32>
+        // -lse · log2 e, lane-replicated (block_q, 128) as the forward writes lse, so that
+        // p = exp2(logit + neg_lse). A row whose lse is -inf kept nothing: -inf there makes its p 0,
+        // not exp2(+inf).
+        %lse4 = vector.load %lse_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xf32, #tpu.memory_space<vmem>>, vector<1x1x512x128xf32>
+        %lse = vector.shape_cast %lse4 : vector<1x1x512x128xf32> to vector<512x128xf32>
+        %minus_inf = arith.constant dense<0xFF800000> : vector<512x128xf32>
+        %minus_log2e = arith.constant dense<-1.44269502e+00> : vector<512x128xf32>
+        %lse_empty = arith.cmpf oeq, %lse, %minus_inf : vector<512x128xf32>
+        %neg_lse_kept = arith.mulf %lse, %minus_log2e : vector<512x128xf32>
+        %neg_lse = arith.select %lse_empty, %minus_inf, %neg_lse_kept : vector<512x128xi1>, vector<512x128xf32>
+        %delta_t = vector.transpose %delta_lanes, [1, 0] : vector<512x128xf32> to vector<128x512xf32>
+        %neg_lse_t = vector.transpose %neg_lse, [1, 0] : vector<512x128xf32> to vector<128x512xf32>
+        %delta_q = vector.extract_strided_slice %delta_t
+            {offsets = [0, 0], sizes = [1, 512], strides = [1, 1]} : vector<128x512xf32> to vector<1x512xf32>
+        %neg_lse_q = vector.extract_strided_slice %neg_lse_t
+            {offsets = [0, 0], sizes = [1, 512], strides = [1, 1]} : vector<128x512xf32> to vector<1x512xf32>
+        %delta_s = vector.broadcast %delta_q : vector<1x512xf32> to vector<256x512xf32>
+        %neg_lse_s = vector.broadcast %neg_lse_q : vector<1x512xf32> to vector<256x512xf32>
         // Sub-tile 0: keys [0, 256) of the kv block, on sublanes.
         %kv_offset_0 = arith.constant 0 : index
         %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
@@ -234,6 +237,54 @@ module {
         tpu.vector_store %dk_scratch[%kv_offset_1, %c0], %dk_sum_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>,
         tpu.vector_store %dv_scratch[%kv_offset_1, %c0], %dv_sum_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>,
       } else {
+        %q4 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %q = vector.shape_cast %q4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %dout4 = vector.load %dout_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %dout = vector.shape_cast %dout4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %s_zero = arith.constant dense<0.000000e+00> : vector<256x512xf32>
+        %dk_zero = arith.constant dense<0.000000e+00> : vector<256x128xf32>
+        %dv_zero = arith.constant dense<0.000000e+00> : vector<256x128xf32>
+        %scale_over_cap = arith.constant dense<1.76776689e-03> : vector<256x512xf32>
+        %softcap_log2e = arith.constant dense<7.21347504e+01> : vector<256x512xf32>
+        %one_s = arith.constant dense<1.000000e+00> : vector<256x512xf32>
+        %mask_value_s = arith.constant dense<-2.38197633e+38> : vector<256x512xf32>
+        %c_block_q_i32 = arith.constant 512 : i32
+        %c_block_kv_i32 = arith.constant 512 : i32
+        %q_first = arith.muli %q_block, %c_block_q_i32 : i32
+        %kv_block_first = arith.muli %kv_block, %c_block_kv_i32 : i32
+        // delta and -lse · log2 e per q row are computed lane-replicated (block_q, 128), as the
+        // forward writes lse; one transpose turns each into a row over the q lanes, which a
+        // sublane broadcast spreads over the kv rows of a score tile.
+        // delta = rowsum(dout ∘ out) in f32, lane-replicated as (block_q, 128).
+        %dout_d4 = vector.load %dout_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %dout_d = vector.shape_cast %dout_d4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %out_d4 = vector.load %out_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %out_d = vector.shape_cast %out_d4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %dout_f32 = arith.extf %dout_d : vector<512x128xbf16> to vector<512x128xf32>
+        %out_f32 = arith.extf %out_d : vector<512x128xbf16> to vector<512x128xf32>
+        %dout_out = arith.mulf %dout_f32, %out_f32 : vector<512x128xf32>
+        %delta_init = arith.constant dense<0.000000e+00> : vector<512xf32>
+        %delta_row = vector.multi_reduction <add>, %dout_out, %delta_init [1] : vector<512x128xf32> to vector<512xf32>
+        %delta_col = vector.shape_cast %delta_row : vector<512xf32> to vector<512x1xf32>
+        %delta_lanes = vector.broadcast %delta_col : vector<512x1xf32> to vector<512x128xf32>
+        // -lse · log2 e, lane-replicated (block_q, 128) as the forward writes lse, so that
+        // p = exp2(logit + neg_lse). A row whose lse is -inf kept nothing: -inf there makes its p 0,
+        // not exp2(+inf).
+        %lse4 = vector.load %lse_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xf32, #tpu.memory_space<vmem>>, vector<1x1x512x128xf32>
+        %lse = vector.shape_cast %lse4 : vector<1x1x512x128xf32> to vector<512x128xf32>
+        %minus_inf = arith.constant dense<0xFF800000> : vector<512x128xf32>
+        %minus_log2e = arith.constant dense<-1.44269502e+00> : vector<512x128xf32>
+        %lse_empty = arith.cmpf oeq, %lse, %minus_inf : vector<512x128xf32>
+        %neg_lse_kept = arith.mulf %lse, %minus_log2e : vector<512x128xf32>
+        %neg_lse = arith.select %lse_empty, %minus_inf, %neg_lse_kept : vector<512x128xi1>, vector<512x128xf32>
+        %delta_t = vector.transpose %delta_lanes, [1, 0] : vector<512x128xf32> to vector<128x512xf32>
+        %neg_lse_t = vector.transpose %neg_lse, [1, 0] : vector<512x128xf32> to vector<128x512xf32>
+        %delta_q = vector.extract_strided_slice %delta_t
+            {offsets = [0, 0], sizes = [1, 512], strides = [1, 1]} : vector<128x512xf32> to vector<1x512xf32>
+        %neg_lse_q = vector.extract_strided_slice %neg_lse_t
+            {offsets = [0, 0], sizes = [1, 512], strides = [1, 1]} : vector<128x512xf32> to vector<1x512xf32>
+        %delta_s = vector.broadcast %delta_q : vector<1x512xf32> to vector<256x512xf32>
+        %neg_lse_s = vector.broadcast %neg_lse_q : vector<1x512xf32> to vector<256x512xf32>
         // Sub-tile 0: keys [0, 256) of the kv block, on sublanes.
         %kv_offset_0 = arith.constant 0 : index
         %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>

@@ -3,6 +3,7 @@
 // Template: templates/tpu/backward/dq.mlir.tmpl
 // Template: templates/tpu/forward/mask_row.mlir.tmpl
 // Template: templates/tpu/backward/delta_lanes.mlir.tmpl
+// Template: templates/tpu/backward/dq_step.mlir.tmpl
 // Template: templates/tpu/backward/neg_lse_lanes.mlir.tmpl
 // Template: templates/tpu/backward/dq_subtile.mlir.tmpl
 // Template: templates/tpu/forward/scores.mlir.tmpl
@@ -80,38 +81,40 @@ module {
     %kv_block = memref.load %data_next[%mask_row, %q_idx, %step_idx] : memref<1x8x8xi32, #tpu.memory_space<smem>>
     %live = arith.cmpi ne, %tile, %c0_i32 : i32
     scf.if %live {
-      %q4 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
-      %q = vector.shape_cast %q4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
-      %dout4 = vector.load %dout_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
-      %dout = vector.shape_cast %dout4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
-      %s_zero = arith.constant dense<0.000000e+00> : vector<512x256xf32>
-      %dq_zero = arith.constant dense<0.000000e+00> : vector<512x128xf32>
-      %scale_over_cap = arith.constant dense<1.76776689e-03> : vector<512x256xf32>
-      %softcap_log2e = arith.constant dense<7.21347504e+01> : vector<512x256xf32>
-      %one_s = arith.constant dense<1.000000e+00> : vector<512x256xf32>
-      %mask_value_s = arith.constant dense<-2.38197633e+38> : vector<512x256xf32>
-      %c_block_q_i32 = arith.constant 512 : i32
-      %c_block_kv_i32 = arith.constant 512 : i32
-      %q_first = arith.muli %q_block, %c_block_q_i32 : i32
-      %kv_block_first = arith.muli %kv_block, %c_block_kv_i32 : i32
-      // -lse · log2 e, lane-replicated (block_q, 128) as the forward writes lse, so that
-      // p = exp2(logit + neg_lse). A row whose lse is -inf kept nothing: -inf there makes its p 0,
-      // not exp2(+inf).
-      %lse4 = vector.load %lse_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xf32, #tpu.memory_space<vmem>>, vector<1x1x512x128xf32>
-      %lse = vector.shape_cast %lse4 : vector<1x1x512x128xf32> to vector<512x128xf32>
-      %minus_inf = arith.constant dense<0xFF800000> : vector<512x128xf32>
-      %minus_log2e = arith.constant dense<-1.44269502e+00> : vector<512x128xf32>
-      %lse_empty = arith.cmpf oeq, %lse, %minus_inf : vector<512x128xf32>
-      %neg_lse_kept = arith.mulf %lse, %minus_log2e : vector<512x128xf32>
-      %neg_lse = arith.select %lse_empty, %minus_inf, %neg_lse_kept : vector<512x128xi1>, vector<512x128xf32>
-      %delta = vector.load %delta_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-      // Both lane-replicated (block_q, 128): repeating their vregs covers a score tile.
-      %neg_lse_s = tpu.repeat %neg_lse, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
-      %delta_s = tpu.repeat %delta, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
-      %dq_prev = vector.load %dq_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-      // Only partial tiles evaluate the mask, as in the forward.
+      // Only partial tiles evaluate the mask, as in the forward. Each copy of the step loads
+      // and makes every value it uses and stores its own dq sum: a value live across the
+      // branch (q, dout, lse, delta, the dq sum) would be spilled around it on every step.
       %is_partial = arith.cmpi eq, %tile, %c1_i32 : i32
-      %dq_next = scf.if %is_partial -> (vector<512x128xf32>) {
+      scf.if %is_partial {
+        %q4 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %q = vector.shape_cast %q4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %dout4 = vector.load %dout_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %dout = vector.shape_cast %dout4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %s_zero = arith.constant dense<0.000000e+00> : vector<512x256xf32>
+        %dq_zero = arith.constant dense<0.000000e+00> : vector<512x128xf32>
+        %scale_over_cap = arith.constant dense<1.76776689e-03> : vector<512x256xf32>
+        %softcap_log2e = arith.constant dense<7.21347504e+01> : vector<512x256xf32>
+        %one_s = arith.constant dense<1.000000e+00> : vector<512x256xf32>
+        %mask_value_s = arith.constant dense<-2.38197633e+38> : vector<512x256xf32>
+        %c_block_q_i32 = arith.constant 512 : i32
+        %c_block_kv_i32 = arith.constant 512 : i32
+        %q_first = arith.muli %q_block, %c_block_q_i32 : i32
+        %kv_block_first = arith.muli %kv_block, %c_block_kv_i32 : i32
+        // -lse · log2 e, lane-replicated (block_q, 128) as the forward writes lse, so that
+        // p = exp2(logit + neg_lse). A row whose lse is -inf kept nothing: -inf there makes its p 0,
+        // not exp2(+inf).
+        %lse4 = vector.load %lse_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xf32, #tpu.memory_space<vmem>>, vector<1x1x512x128xf32>
+        %lse = vector.shape_cast %lse4 : vector<1x1x512x128xf32> to vector<512x128xf32>
+        %minus_inf = arith.constant dense<0xFF800000> : vector<512x128xf32>
+        %minus_log2e = arith.constant dense<-1.44269502e+00> : vector<512x128xf32>
+        %lse_empty = arith.cmpf oeq, %lse, %minus_inf : vector<512x128xf32>
+        %neg_lse_kept = arith.mulf %lse, %minus_log2e : vector<512x128xf32>
+        %neg_lse = arith.select %lse_empty, %minus_inf, %neg_lse_kept : vector<512x128xi1>, vector<512x128xf32>
+        %delta = vector.load %delta_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        // Both lane-replicated (block_q, 128): repeating their vregs covers a score tile.
+        %neg_lse_s = tpu.repeat %neg_lse, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
+        %delta_s = tpu.repeat %delta, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
+        %dq_prev = vector.load %dq_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
         // Sub-tile 0: keys [0, 256) of the kv block.
         %kv_offset_0 = arith.constant 0 : index
         %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
@@ -200,8 +203,37 @@ module {
             dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
             transpose_lhs_hint = false} : vector<512x256xbf16>, vector<256x128xbf16>, vector<512x128xf32> -> vector<512x128xf32>
         %dq_sum_1 = arith.addf %dq_sum_0, %dq_part_1 : vector<512x128xf32>
-        scf.yield %dq_sum_1 : vector<512x128xf32>
+        tpu.vector_store %dq_scratch[%c0, %c0], %dq_sum_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
       } else {
+        %q4 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %q = vector.shape_cast %q4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %dout4 = vector.load %dout_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %dout = vector.shape_cast %dout4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %s_zero = arith.constant dense<0.000000e+00> : vector<512x256xf32>
+        %dq_zero = arith.constant dense<0.000000e+00> : vector<512x128xf32>
+        %scale_over_cap = arith.constant dense<1.76776689e-03> : vector<512x256xf32>
+        %softcap_log2e = arith.constant dense<7.21347504e+01> : vector<512x256xf32>
+        %one_s = arith.constant dense<1.000000e+00> : vector<512x256xf32>
+        %mask_value_s = arith.constant dense<-2.38197633e+38> : vector<512x256xf32>
+        %c_block_q_i32 = arith.constant 512 : i32
+        %c_block_kv_i32 = arith.constant 512 : i32
+        %q_first = arith.muli %q_block, %c_block_q_i32 : i32
+        %kv_block_first = arith.muli %kv_block, %c_block_kv_i32 : i32
+        // -lse · log2 e, lane-replicated (block_q, 128) as the forward writes lse, so that
+        // p = exp2(logit + neg_lse). A row whose lse is -inf kept nothing: -inf there makes its p 0,
+        // not exp2(+inf).
+        %lse4 = vector.load %lse_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xf32, #tpu.memory_space<vmem>>, vector<1x1x512x128xf32>
+        %lse = vector.shape_cast %lse4 : vector<1x1x512x128xf32> to vector<512x128xf32>
+        %minus_inf = arith.constant dense<0xFF800000> : vector<512x128xf32>
+        %minus_log2e = arith.constant dense<-1.44269502e+00> : vector<512x128xf32>
+        %lse_empty = arith.cmpf oeq, %lse, %minus_inf : vector<512x128xf32>
+        %neg_lse_kept = arith.mulf %lse, %minus_log2e : vector<512x128xf32>
+        %neg_lse = arith.select %lse_empty, %minus_inf, %neg_lse_kept : vector<512x128xi1>, vector<512x128xf32>
+        %delta = vector.load %delta_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        // Both lane-replicated (block_q, 128): repeating their vregs covers a score tile.
+        %neg_lse_s = tpu.repeat %neg_lse, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
+        %delta_s = tpu.repeat %delta, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
+        %dq_prev = vector.load %dq_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
         // Sub-tile 0: keys [0, 256) of the kv block.
         %kv_offset_0 = arith.constant 0 : index
         %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
@@ -264,9 +296,8 @@ module {
             dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
             transpose_lhs_hint = false} : vector<512x256xbf16>, vector<256x128xbf16>, vector<512x128xf32> -> vector<512x128xf32>
         %dq_sum_1 = arith.addf %dq_sum_0, %dq_part_1 : vector<512x128xf32>
-        scf.yield %dq_sum_1 : vector<512x128xf32>
+        tpu.vector_store %dq_scratch[%c0, %c0], %dq_sum_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
       }
-      tpu.vector_store %dq_scratch[%c0, %c0], %dq_next {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
     }
 
     // Last step of a q block: dq = scale · the accumulated sum, in dtype.
