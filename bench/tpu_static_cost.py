@@ -732,6 +732,9 @@ class Session:
     r = summarize("kgen" if kernel == "forward" else f"kgen-{kernel}", listing, m, gen, spec,
                   self.useful(spec, spec_dir, mask_obj, kernel), live, tiles, kernel)
     r["spec"] = name
+    # What the gate holds: the full step, or the partial step of a plan without full tiles
+    # (its kernel carries no full-tile copy, so a "full" walk would take the partial path).
+    r["gate_step"] = "full" if m["tiles"]["full"] else "partial"
     if not keep:
       self.forget(files)
     return r
@@ -846,10 +849,17 @@ def gate_name(row) -> str:
 
 
 def gate_figures(rows):
-  return {gate_name(r): {"full_step_bundles": r["bundles_per_step"]["full"],
-                         "full_step_spill_loads": r["spills_per_step"]["full"]["loads"],
-                         "full_step_spill_stores": r["spills_per_step"]["full"]["stores"]}
-          for r in rows if r["kernel"].startswith("kgen")}
+  figures = {}
+  for r in rows:
+    if not r["kernel"].startswith("kgen"):
+      continue
+    step = r.get("gate_step", "full")
+    figures[gate_name(r)] = {"full_step_bundles": r["bundles_per_step"][step],
+                             "full_step_spill_loads": r["spills_per_step"][step]["loads"],
+                             "full_step_spill_stores": r["spills_per_step"][step]["stores"]}
+    if step != "full":
+      figures[gate_name(r)]["step"] = step
+  return figures
 
 
 def gate_failures(rows, recorded):
@@ -859,6 +869,10 @@ def gate_failures(rows, recorded):
     was = recorded.get(spec)
     if was is None:
       failures.append(f"{spec}: no recorded figures (make tpu-bundles records them)")
+      continue
+    if was.get("step", "full") != now.get("step", "full"):
+      failures.append(f"{spec}: the {now.get('step', 'full')} step measured, the "
+                      f"{was.get('step', 'full')} step recorded (make tpu-bundles records it)")
       continue
     limit = was["full_step_bundles"] * (1 + GATE_TOLERANCE)
     if now["full_step_bundles"] > limit:

@@ -86,132 +86,73 @@ module {
     %kv_block = memref.load %data_next[%mask_row, %q_idx, %step_idx] : memref<1x16x2xi32, #tpu.memory_space<smem>>
     %live = arith.cmpi ne, %tile, %c0_i32 : i32
     scf.if %live {
-      // Only partial tiles evaluate the mask, as in the forward. Each copy of the step loads
-      // and makes every value it uses and stores its own dq sum: a value live across the
-      // branch (q, dout, lse, delta, the dq sum) would be spilled around it on every step.
-      %is_partial = arith.cmpi eq, %tile, %c1_i32 : i32
-      scf.if %is_partial {
-        %q4 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
-        %q = vector.shape_cast %q4 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
-        %dout4 = vector.load %dout_ref[%c0, %c0, %c0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
-        %dout = vector.shape_cast %dout4 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
-        %s_zero = arith.constant dense<0.000000e+00> : vector<256x256xf32>
-        %dq_zero = arith.constant dense<0.000000e+00> : vector<256x64xf32>
-        %scale_log2e = arith.constant dense<1.80336878e-01> : vector<256x256xf32>
-        %mask_value_s = arith.constant dense<-2.38197633e+38> : vector<256x256xf32>
-        %c_block_q_i32 = arith.constant 256 : i32
-        %c_block_kv_i32 = arith.constant 256 : i32
-        %q_first = arith.muli %q_block, %c_block_q_i32 : i32
-        %kv_block_first = arith.muli %kv_block, %c_block_kv_i32 : i32
-        // -lse · log2 e, lane-replicated (block_q, 128) as the forward writes lse, so that
-        // p = exp2(logit + neg_lse). A row whose lse is -inf kept nothing: -inf there makes its p 0,
-        // not exp2(+inf).
-        %lse4 = vector.load %lse_ref[%c0, %c0, %c0, %c0] : memref<1x1x256x128xf32, #tpu.memory_space<vmem>>, vector<1x1x256x128xf32>
-        %lse = vector.shape_cast %lse4 : vector<1x1x256x128xf32> to vector<256x128xf32>
-        %minus_inf = arith.constant dense<0xFF800000> : vector<256x128xf32>
-        %minus_log2e = arith.constant dense<-1.44269502e+00> : vector<256x128xf32>
-        %lse_empty = arith.cmpf oeq, %lse, %minus_inf : vector<256x128xf32>
-        %neg_lse_kept = arith.mulf %lse, %minus_log2e : vector<256x128xf32>
-        %neg_lse = arith.select %lse_empty, %minus_inf, %neg_lse_kept : vector<256x128xi1>, vector<256x128xf32>
-        %delta = vector.load %delta_scratch[%c0, %c0] : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>
-        // Both lane-replicated (block_q, 128): repeating their vregs covers a score tile.
-        %neg_lse_s = tpu.repeat %neg_lse, 1 x 2 : vector<256x128xf32> -> vector<256x256xf32>
-        %delta_s = tpu.repeat %delta, 1 x 2 : vector<256x128xf32> -> vector<256x256xf32>
-        %dq_prev = vector.load %dq_scratch[%c0, %c0] : memref<256x64xf32, #tpu.memory_space<vmem>>, vector<256x64xf32>
-        // Sub-tile 0: keys [0, 256) of the kv block.
-        %kv_offset_0 = arith.constant 0 : index
-        %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
-        %k_0 = vector.shape_cast %k4_0 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
-        %qk_0 = tpu.matmul %q, %k_0, %s_zero {
-            dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
-            transpose_lhs_hint = false} : vector<256x64xbf16>, vector<256x64xbf16>, vector<256x256xf32> -> vector<256x256xf32>
-        // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
-        %logits_0 = arith.mulf %qk_0, %scale_log2e : vector<256x256xf32>
-        // This copy runs on partial tiles only: it evaluates the mask.
-        // Positions of this sub-tile's rows and columns, for the mask predicate.
-        %q_first_v_0 = vector.broadcast %q_first : i32 to vector<256x256xi32>
-        %q_iota_0 = tpu.iota {dimensions = array<i32: 0>} : vector<256x256xi32>
-        %q_pos_0 = arith.addi %q_first_v_0, %q_iota_0 : vector<256x256xi32>
-        %kv_first_v_0 = vector.broadcast %kv_block_first : i32 to vector<256x256xi32>
-        %kv_iota_0 = tpu.iota {dimensions = array<i32: 1>} : vector<256x256xi32>
-        %kv_pos_0 = arith.addi %kv_first_v_0, %kv_iota_0 : vector<256x256xi32>
-        // The mask of docs/spec-format.md §4 as lowered by generator/mask_lowering.h.
-        %mask_0_c_0 = arith.constant dense<-127> : vector<256x256xi32>
-        %mask_0_bound_0 = arith.addi %q_pos_0, %mask_0_c_0 : vector<256x256xi32>
-        %mask_0_0 = arith.cmpi sge, %kv_pos_0, %mask_0_bound_0 : vector<256x256xi32>
-        %mask_1_0 = arith.cmpi sle, %kv_pos_0, %q_pos_0 : vector<256x256xi32>
-        %keep_static_0 = arith.andi %mask_0_0, %mask_1_0 : vector<256x256xi1>
-        %s_masked_0 = arith.select %keep_static_0, %logits_0, %mask_value_s : vector<256x256xi1>, vector<256x256xf32>
-        // p, dp = dout · vᵀ and ds = p · (dp - delta) of sub-tile 0, then its share of dq.
-        %p_shift_0 = arith.addf %s_masked_0, %neg_lse_s : vector<256x256xf32>
-        %p_0 = math.exp2 %p_shift_0 : vector<256x256xf32>
-        %v4_0 = vector.load %v_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
-        %v_0 = vector.shape_cast %v4_0 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
-        %dp_0 = tpu.matmul %dout, %v_0, %s_zero {
-            dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
-            transpose_lhs_hint = false} : vector<256x64xbf16>, vector<256x64xbf16>, vector<256x256xf32> -> vector<256x256xf32>
-        %dp_centered_0 = arith.subf %dp_0, %delta_s : vector<256x256xf32>
-        %ds_0 = arith.mulf %p_0, %dp_centered_0 : vector<256x256xf32>
-        %ds_mxu_0 = arith.truncf %ds_0 : vector<256x256xf32> to vector<256x256xbf16>
-        %dq_part_0 = tpu.matmul %ds_mxu_0, %k_0, %dq_zero {
-            dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
-            transpose_lhs_hint = false} : vector<256x256xbf16>, vector<256x64xbf16>, vector<256x64xf32> -> vector<256x64xf32>
-        %dq_sum_0 = arith.addf %dq_prev, %dq_part_0 : vector<256x64xf32>
-        tpu.vector_store %dq_scratch[%c0, %c0], %dq_sum_0 {strides = array<i32>} : memref<256x64xf32, #tpu.memory_space<vmem>>, vector<256x64xf32>,
-      } else {
-        %q4 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
-        %q = vector.shape_cast %q4 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
-        %dout4 = vector.load %dout_ref[%c0, %c0, %c0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
-        %dout = vector.shape_cast %dout4 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
-        %s_zero = arith.constant dense<0.000000e+00> : vector<256x256xf32>
-        %dq_zero = arith.constant dense<0.000000e+00> : vector<256x64xf32>
-        %scale_log2e = arith.constant dense<1.80336878e-01> : vector<256x256xf32>
-        %mask_value_s = arith.constant dense<-2.38197633e+38> : vector<256x256xf32>
-        %c_block_q_i32 = arith.constant 256 : i32
-        %c_block_kv_i32 = arith.constant 256 : i32
-        %q_first = arith.muli %q_block, %c_block_q_i32 : i32
-        %kv_block_first = arith.muli %kv_block, %c_block_kv_i32 : i32
-        // -lse · log2 e, lane-replicated (block_q, 128) as the forward writes lse, so that
-        // p = exp2(logit + neg_lse). A row whose lse is -inf kept nothing: -inf there makes its p 0,
-        // not exp2(+inf).
-        %lse4 = vector.load %lse_ref[%c0, %c0, %c0, %c0] : memref<1x1x256x128xf32, #tpu.memory_space<vmem>>, vector<1x1x256x128xf32>
-        %lse = vector.shape_cast %lse4 : vector<1x1x256x128xf32> to vector<256x128xf32>
-        %minus_inf = arith.constant dense<0xFF800000> : vector<256x128xf32>
-        %minus_log2e = arith.constant dense<-1.44269502e+00> : vector<256x128xf32>
-        %lse_empty = arith.cmpf oeq, %lse, %minus_inf : vector<256x128xf32>
-        %neg_lse_kept = arith.mulf %lse, %minus_log2e : vector<256x128xf32>
-        %neg_lse = arith.select %lse_empty, %minus_inf, %neg_lse_kept : vector<256x128xi1>, vector<256x128xf32>
-        %delta = vector.load %delta_scratch[%c0, %c0] : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>
-        // Both lane-replicated (block_q, 128): repeating their vregs covers a score tile.
-        %neg_lse_s = tpu.repeat %neg_lse, 1 x 2 : vector<256x128xf32> -> vector<256x256xf32>
-        %delta_s = tpu.repeat %delta, 1 x 2 : vector<256x128xf32> -> vector<256x256xf32>
-        %dq_prev = vector.load %dq_scratch[%c0, %c0] : memref<256x64xf32, #tpu.memory_space<vmem>>, vector<256x64xf32>
-        // Sub-tile 0: keys [0, 256) of the kv block.
-        %kv_offset_0 = arith.constant 0 : index
-        %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
-        %k_0 = vector.shape_cast %k4_0 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
-        %qk_0 = tpu.matmul %q, %k_0, %s_zero {
-            dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
-            transpose_lhs_hint = false} : vector<256x64xbf16>, vector<256x64xbf16>, vector<256x256xf32> -> vector<256x256xf32>
-        // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
-        %logits_0 = arith.mulf %qk_0, %scale_log2e : vector<256x256xf32>
-        // p, dp = dout · vᵀ and ds = p · (dp - delta) of sub-tile 0, then its share of dq.
-        %p_shift_0 = arith.addf %logits_0, %neg_lse_s : vector<256x256xf32>
-        %p_0 = math.exp2 %p_shift_0 : vector<256x256xf32>
-        %v4_0 = vector.load %v_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
-        %v_0 = vector.shape_cast %v4_0 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
-        %dp_0 = tpu.matmul %dout, %v_0, %s_zero {
-            dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
-            transpose_lhs_hint = false} : vector<256x64xbf16>, vector<256x64xbf16>, vector<256x256xf32> -> vector<256x256xf32>
-        %dp_centered_0 = arith.subf %dp_0, %delta_s : vector<256x256xf32>
-        %ds_0 = arith.mulf %p_0, %dp_centered_0 : vector<256x256xf32>
-        %ds_mxu_0 = arith.truncf %ds_0 : vector<256x256xf32> to vector<256x256xbf16>
-        %dq_part_0 = tpu.matmul %ds_mxu_0, %k_0, %dq_zero {
-            dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
-            transpose_lhs_hint = false} : vector<256x256xbf16>, vector<256x64xbf16>, vector<256x64xf32> -> vector<256x64xf32>
-        %dq_sum_0 = arith.addf %dq_prev, %dq_part_0 : vector<256x64xf32>
-        tpu.vector_store %dq_scratch[%c0, %c0], %dq_sum_0 {strides = array<i32>} : memref<256x64xf32, #tpu.memory_space<vmem>>, vector<256x64xf32>,
-      }
+      %q4 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
+      %q = vector.shape_cast %q4 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
+      %dout4 = vector.load %dout_ref[%c0, %c0, %c0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
+      %dout = vector.shape_cast %dout4 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
+      %s_zero = arith.constant dense<0.000000e+00> : vector<256x256xf32>
+      %dq_zero = arith.constant dense<0.000000e+00> : vector<256x64xf32>
+      %scale_log2e = arith.constant dense<1.80336878e-01> : vector<256x256xf32>
+      %mask_value_s = arith.constant dense<-2.38197633e+38> : vector<256x256xf32>
+      %c_block_q_i32 = arith.constant 256 : i32
+      %c_block_kv_i32 = arith.constant 256 : i32
+      %q_first = arith.muli %q_block, %c_block_q_i32 : i32
+      %kv_block_first = arith.muli %kv_block, %c_block_kv_i32 : i32
+      // -lse · log2 e, lane-replicated (block_q, 128) as the forward writes lse, so that
+      // p = exp2(logit + neg_lse). A row whose lse is -inf kept nothing: -inf there makes its p 0,
+      // not exp2(+inf).
+      %lse4 = vector.load %lse_ref[%c0, %c0, %c0, %c0] : memref<1x1x256x128xf32, #tpu.memory_space<vmem>>, vector<1x1x256x128xf32>
+      %lse = vector.shape_cast %lse4 : vector<1x1x256x128xf32> to vector<256x128xf32>
+      %minus_inf = arith.constant dense<0xFF800000> : vector<256x128xf32>
+      %minus_log2e = arith.constant dense<-1.44269502e+00> : vector<256x128xf32>
+      %lse_empty = arith.cmpf oeq, %lse, %minus_inf : vector<256x128xf32>
+      %neg_lse_kept = arith.mulf %lse, %minus_log2e : vector<256x128xf32>
+      %neg_lse = arith.select %lse_empty, %minus_inf, %neg_lse_kept : vector<256x128xi1>, vector<256x128xf32>
+      %delta = vector.load %delta_scratch[%c0, %c0] : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>
+      // Both lane-replicated (block_q, 128): repeating their vregs covers a score tile.
+      %neg_lse_s = tpu.repeat %neg_lse, 1 x 2 : vector<256x128xf32> -> vector<256x256xf32>
+      %delta_s = tpu.repeat %delta, 1 x 2 : vector<256x128xf32> -> vector<256x256xf32>
+      %dq_prev = vector.load %dq_scratch[%c0, %c0] : memref<256x64xf32, #tpu.memory_space<vmem>>, vector<256x64xf32>
+      // Sub-tile 0: keys [0, 256) of the kv block.
+      %kv_offset_0 = arith.constant 0 : index
+      %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
+      %k_0 = vector.shape_cast %k4_0 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
+      %qk_0 = tpu.matmul %q, %k_0, %s_zero {
+          dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
+          transpose_lhs_hint = false} : vector<256x64xbf16>, vector<256x64xbf16>, vector<256x256xf32> -> vector<256x256xf32>
+      // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
+      %logits_0 = arith.mulf %qk_0, %scale_log2e : vector<256x256xf32>
+      // This copy runs on partial tiles only: it evaluates the mask.
+      // Positions of this sub-tile's rows and columns, for the mask predicate.
+      %q_first_v_0 = vector.broadcast %q_first : i32 to vector<256x256xi32>
+      %q_iota_0 = tpu.iota {dimensions = array<i32: 0>} : vector<256x256xi32>
+      %q_pos_0 = arith.addi %q_first_v_0, %q_iota_0 : vector<256x256xi32>
+      %kv_first_v_0 = vector.broadcast %kv_block_first : i32 to vector<256x256xi32>
+      %kv_iota_0 = tpu.iota {dimensions = array<i32: 1>} : vector<256x256xi32>
+      %kv_pos_0 = arith.addi %kv_first_v_0, %kv_iota_0 : vector<256x256xi32>
+      // The mask of docs/spec-format.md §4 as lowered by generator/mask_lowering.h.
+      %mask_0_c_0 = arith.constant dense<-127> : vector<256x256xi32>
+      %mask_0_bound_0 = arith.addi %q_pos_0, %mask_0_c_0 : vector<256x256xi32>
+      %mask_0_0 = arith.cmpi sge, %kv_pos_0, %mask_0_bound_0 : vector<256x256xi32>
+      %mask_1_0 = arith.cmpi sle, %kv_pos_0, %q_pos_0 : vector<256x256xi32>
+      %keep_static_0 = arith.andi %mask_0_0, %mask_1_0 : vector<256x256xi1>
+      %s_masked_0 = arith.select %keep_static_0, %logits_0, %mask_value_s : vector<256x256xi1>, vector<256x256xf32>
+      // p, dp = dout · vᵀ and ds = p · (dp - delta) of sub-tile 0, then its share of dq.
+      %p_shift_0 = arith.addf %s_masked_0, %neg_lse_s : vector<256x256xf32>
+      %p_0 = math.exp2 %p_shift_0 : vector<256x256xf32>
+      %v4_0 = vector.load %v_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
+      %v_0 = vector.shape_cast %v4_0 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
+      %dp_0 = tpu.matmul %dout, %v_0, %s_zero {
+          dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
+          transpose_lhs_hint = false} : vector<256x64xbf16>, vector<256x64xbf16>, vector<256x256xf32> -> vector<256x256xf32>
+      %dp_centered_0 = arith.subf %dp_0, %delta_s : vector<256x256xf32>
+      %ds_0 = arith.mulf %p_0, %dp_centered_0 : vector<256x256xf32>
+      %ds_mxu_0 = arith.truncf %ds_0 : vector<256x256xf32> to vector<256x256xbf16>
+      %dq_part_0 = tpu.matmul %ds_mxu_0, %k_0, %dq_zero {
+          dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
+          transpose_lhs_hint = false} : vector<256x256xbf16>, vector<256x64xbf16>, vector<256x64xf32> -> vector<256x64xf32>
+      %dq_sum_0 = arith.addf %dq_prev, %dq_part_0 : vector<256x64xf32>
+      tpu.vector_store %dq_scratch[%c0, %c0], %dq_sum_0 {strides = array<i32>} : memref<256x64xf32, #tpu.memory_space<vmem>>, vector<256x64xf32>,
     }
 
     // Last step of a q block: dq = scale · the accumulated sum, in dtype.

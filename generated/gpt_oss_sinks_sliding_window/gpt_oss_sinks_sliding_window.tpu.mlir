@@ -84,136 +84,75 @@ module {
       %c_block_kv_i32 = arith.constant 256 : i32
       %q_first = arith.muli %q_block, %c_block_q_i32 : i32
       %kv_block_first = arith.muli %kv_block, %c_block_kv_i32 : i32
-      // Only partial tiles evaluate the mask. The branch is per grid step, around all the
-      // sub-tiles, so full tiles do no mask work and no score tile is yielded through a
-      // branch.
-      %is_partial = arith.cmpi eq, %tile, %c1_i32 : i32
-      scf.if %is_partial {
-        // The kv block in sub-tiles of block_kv_compute keys, unrolled, and in groups that share
-        // one online-softmax update (the plan's `stages`): a group's QKᵀs are issued before the
-        // previous group's P·V, so the MXU, which takes its work in program order, multiplies while
-        // the VPU and EUP run the previous group's softmax.
-        // Sub-tile 0: keys [0, 256) of the kv block.
-        %kv_offset_0 = arith.constant 0 : index
-        %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
-        %k_0 = vector.shape_cast %k4_0 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
-        %qk_0 = tpu.matmul %q, %k_0, %s_zero {
-            dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
-            transpose_lhs_hint = false} : vector<256x64xbf16>, vector<256x64xbf16>, vector<256x256xf32> -> vector<256x256xf32>
-        // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
-        %logits_0 = arith.mulf %qk_0, %scale_log2e : vector<256x256xf32>
-        // This copy runs on partial tiles only: it evaluates the mask.
-        // Positions of this sub-tile's rows and columns, for the mask predicate.
-        %q_first_v_0 = vector.broadcast %q_first : i32 to vector<256x256xi32>
-        %q_iota_0 = tpu.iota {dimensions = array<i32: 0>} : vector<256x256xi32>
-        %q_pos_0 = arith.addi %q_first_v_0, %q_iota_0 : vector<256x256xi32>
-        %kv_first_v_0 = vector.broadcast %kv_block_first : i32 to vector<256x256xi32>
-        %kv_iota_0 = tpu.iota {dimensions = array<i32: 1>} : vector<256x256xi32>
-        %kv_pos_0 = arith.addi %kv_first_v_0, %kv_iota_0 : vector<256x256xi32>
-        // The mask of docs/spec-format.md §4 as lowered by generator/mask_lowering.h.
-        %mask_0_c_0 = arith.constant dense<-127> : vector<256x256xi32>
-        %mask_0_bound_0 = arith.addi %q_pos_0, %mask_0_c_0 : vector<256x256xi32>
-        %mask_0_0 = arith.cmpi sge, %kv_pos_0, %mask_0_bound_0 : vector<256x256xi32>
-        %mask_1_0 = arith.cmpi sle, %kv_pos_0, %q_pos_0 : vector<256x256xi32>
-        %keep_static_0 = arith.andi %mask_0_0, %mask_1_0 : vector<256x256xi1>
-        %s_masked_0 = arith.select %keep_static_0, %logits_0, %mask_value_s : vector<256x256xi1>, vector<256x256xf32>
-        // Online softmax of sub-tile group 0 in base 2. m and l stay lane-replicated
-        // (block_q, 128), as in their scratch, so only the two row reductions cross lanes, once per
-        // group: its sub-tiles are combined element-wise first. The score tiles read m by
-        // repeating vregs.
-        %m_prev_g0 = vector.load %m_scratch[%c0, %c0] : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>
-        %l_prev_g0 = vector.load %l_scratch[%c0, %c0] : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>
-        %row_max_g0 = vector.multi_reduction <maximumf>, %s_masked_0, %row_max_init [1]
-            : vector<256x256xf32> to vector<256xf32>
-        %row_max_col_g0 = vector.shape_cast %row_max_g0 : vector<256xf32> to vector<256x1xf32>
-        %row_max_lanes_g0 = vector.broadcast %row_max_col_g0 : vector<256x1xf32> to vector<256x128xf32>
-        %m_next_g0 = arith.maximumf %m_prev_g0, %row_max_lanes_g0 : vector<256x128xf32>
-        %m_shift_g0 = arith.subf %m_prev_g0, %m_next_g0 : vector<256x128xf32>
-        %alpha_g0 = math.exp2 %m_shift_g0 : vector<256x128xf32>
-        %m_next_s_g0 = tpu.repeat %m_next_g0, 1 x 2 : vector<256x128xf32> -> vector<256x256xf32>
+      // The kv block in sub-tiles of block_kv_compute keys, unrolled, and in groups that share
+      // one online-softmax update (the plan's `stages`): a group's QKᵀs are issued before the
+      // previous group's P·V, so the MXU, which takes its work in program order, multiplies while
+      // the VPU and EUP run the previous group's softmax.
+      // Sub-tile 0: keys [0, 256) of the kv block.
+      %kv_offset_0 = arith.constant 0 : index
+      %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
+      %k_0 = vector.shape_cast %k4_0 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
+      %qk_0 = tpu.matmul %q, %k_0, %s_zero {
+          dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
+          transpose_lhs_hint = false} : vector<256x64xbf16>, vector<256x64xbf16>, vector<256x256xf32> -> vector<256x256xf32>
+      // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
+      %logits_0 = arith.mulf %qk_0, %scale_log2e : vector<256x256xf32>
+      // This copy runs on partial tiles only: it evaluates the mask.
+      // Positions of this sub-tile's rows and columns, for the mask predicate.
+      %q_first_v_0 = vector.broadcast %q_first : i32 to vector<256x256xi32>
+      %q_iota_0 = tpu.iota {dimensions = array<i32: 0>} : vector<256x256xi32>
+      %q_pos_0 = arith.addi %q_first_v_0, %q_iota_0 : vector<256x256xi32>
+      %kv_first_v_0 = vector.broadcast %kv_block_first : i32 to vector<256x256xi32>
+      %kv_iota_0 = tpu.iota {dimensions = array<i32: 1>} : vector<256x256xi32>
+      %kv_pos_0 = arith.addi %kv_first_v_0, %kv_iota_0 : vector<256x256xi32>
+      // The mask of docs/spec-format.md §4 as lowered by generator/mask_lowering.h.
+      %mask_0_c_0 = arith.constant dense<-127> : vector<256x256xi32>
+      %mask_0_bound_0 = arith.addi %q_pos_0, %mask_0_c_0 : vector<256x256xi32>
+      %mask_0_0 = arith.cmpi sge, %kv_pos_0, %mask_0_bound_0 : vector<256x256xi32>
+      %mask_1_0 = arith.cmpi sle, %kv_pos_0, %q_pos_0 : vector<256x256xi32>
+      %keep_static_0 = arith.andi %mask_0_0, %mask_1_0 : vector<256x256xi1>
+      %s_masked_0 = arith.select %keep_static_0, %logits_0, %mask_value_s : vector<256x256xi1>, vector<256x256xf32>
+      // Online softmax of sub-tile group 0 in base 2. m and l stay lane-replicated
+      // (block_q, 128), as in their scratch, so only the two row reductions cross lanes, once per
+      // group: its sub-tiles are combined element-wise first. The score tiles read m by
+      // repeating vregs.
+      %m_prev_g0 = vector.load %m_scratch[%c0, %c0] : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>
+      %l_prev_g0 = vector.load %l_scratch[%c0, %c0] : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>
+      %row_max_g0 = vector.multi_reduction <maximumf>, %s_masked_0, %row_max_init [1]
+          : vector<256x256xf32> to vector<256xf32>
+      %row_max_col_g0 = vector.shape_cast %row_max_g0 : vector<256xf32> to vector<256x1xf32>
+      %row_max_lanes_g0 = vector.broadcast %row_max_col_g0 : vector<256x1xf32> to vector<256x128xf32>
+      %m_next_g0 = arith.maximumf %m_prev_g0, %row_max_lanes_g0 : vector<256x128xf32>
+      %m_shift_g0 = arith.subf %m_prev_g0, %m_next_g0 : vector<256x128xf32>
+      %alpha_g0 = math.exp2 %m_shift_g0 : vector<256x128xf32>
+      %m_next_s_g0 = tpu.repeat %m_next_g0, 1 x 2 : vector<256x128xf32> -> vector<256x256xf32>
 
-        // p of sub-tile 0.
-        %s_shifted_0 = arith.subf %s_masked_0, %m_next_s_g0 : vector<256x256xf32>
-        %p_0 = math.exp2 %s_shifted_0 : vector<256x256xf32>
+      // p of sub-tile 0.
+      %s_shifted_0 = arith.subf %s_masked_0, %m_next_s_g0 : vector<256x256xf32>
+      %p_0 = math.exp2 %s_shifted_0 : vector<256x256xf32>
 
-        %row_sum_g0 = vector.multi_reduction <add>, %p_0, %row_sum_init [1] : vector<256x256xf32> to vector<256xf32>
-        %row_sum_col_g0 = vector.shape_cast %row_sum_g0 : vector<256xf32> to vector<256x1xf32>
-        %row_sum_lanes_g0 = vector.broadcast %row_sum_col_g0 : vector<256x1xf32> to vector<256x128xf32>
-        %l_scaled_g0 = arith.mulf %alpha_g0, %l_prev_g0 : vector<256x128xf32>
-        %l_next_g0 = arith.addf %l_scaled_g0, %row_sum_lanes_g0 : vector<256x128xf32>
-        tpu.vector_store %m_scratch[%c0, %c0], %m_next_g0 {strides = array<i32>} : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>,
-        tpu.vector_store %l_scratch[%c0, %c0], %l_next_g0 {strides = array<i32>} : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>,
-        %v4_0 = vector.load %v_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
-        %v_0 = vector.shape_cast %v4_0 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
-        %p_narrow_0 = arith.truncf %p_0 : vector<256x256xf32> to vector<256x256xbf16>
-        %pv_0 = tpu.matmul %p_narrow_0, %v_0, %acc_zero {
-            dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
-            transpose_lhs_hint = false} : vector<256x256xbf16>, vector<256x64xbf16>, vector<256x64xf32> -> vector<256x64xf32>
+      %row_sum_g0 = vector.multi_reduction <add>, %p_0, %row_sum_init [1] : vector<256x256xf32> to vector<256xf32>
+      %row_sum_col_g0 = vector.shape_cast %row_sum_g0 : vector<256xf32> to vector<256x1xf32>
+      %row_sum_lanes_g0 = vector.broadcast %row_sum_col_g0 : vector<256x1xf32> to vector<256x128xf32>
+      %l_scaled_g0 = arith.mulf %alpha_g0, %l_prev_g0 : vector<256x128xf32>
+      %l_next_g0 = arith.addf %l_scaled_g0, %row_sum_lanes_g0 : vector<256x128xf32>
+      tpu.vector_store %m_scratch[%c0, %c0], %m_next_g0 {strides = array<i32>} : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>,
+      tpu.vector_store %l_scratch[%c0, %c0], %l_next_g0 {strides = array<i32>} : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>,
+      %v4_0 = vector.load %v_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
+      %v_0 = vector.shape_cast %v4_0 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
+      %p_narrow_0 = arith.truncf %p_0 : vector<256x256xf32> to vector<256x256xbf16>
+      %pv_0 = tpu.matmul %p_narrow_0, %v_0, %acc_zero {
+          dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
+          transpose_lhs_hint = false} : vector<256x256xbf16>, vector<256x64xbf16>, vector<256x64xf32> -> vector<256x64xf32>
 
-        %acc_prev_g0 = vector.load %acc_scratch[%c0, %c0] : memref<256x64xf32, #tpu.memory_space<vmem>>, vector<256x64xf32>
-        // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
-        // head_dim_v neither below nor a multiple of 128, its column broadcast.
-        %alpha_acc_g0 = vector.extract_strided_slice %alpha_g0
-            {offsets = [0, 0], sizes = [256, 64], strides = [1, 1]} : vector<256x128xf32> to vector<256x64xf32>
-        %acc_scaled_g0 = arith.mulf %alpha_acc_g0, %acc_prev_g0 : vector<256x64xf32>
-        %acc_sum_0 = arith.addf %acc_scaled_g0, %pv_0 : vector<256x64xf32>
-        tpu.vector_store %acc_scratch[%c0, %c0], %acc_sum_0 {strides = array<i32>} : memref<256x64xf32, #tpu.memory_space<vmem>>, vector<256x64xf32>,
-      } else {
-        // The kv block in sub-tiles of block_kv_compute keys, unrolled, and in groups that share
-        // one online-softmax update (the plan's `stages`): a group's QKᵀs are issued before the
-        // previous group's P·V, so the MXU, which takes its work in program order, multiplies while
-        // the VPU and EUP run the previous group's softmax.
-        // Sub-tile 0: keys [0, 256) of the kv block.
-        %kv_offset_0 = arith.constant 0 : index
-        %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
-        %k_0 = vector.shape_cast %k4_0 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
-        %qk_0 = tpu.matmul %q, %k_0, %s_zero {
-            dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
-            transpose_lhs_hint = false} : vector<256x64xbf16>, vector<256x64xbf16>, vector<256x256xf32> -> vector<256x256xf32>
-        // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
-        %logits_0 = arith.mulf %qk_0, %scale_log2e : vector<256x256xf32>
-        // Online softmax of sub-tile group 0 in base 2. m and l stay lane-replicated
-        // (block_q, 128), as in their scratch, so only the two row reductions cross lanes, once per
-        // group: its sub-tiles are combined element-wise first. The score tiles read m by
-        // repeating vregs.
-        %m_prev_g0 = vector.load %m_scratch[%c0, %c0] : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>
-        %l_prev_g0 = vector.load %l_scratch[%c0, %c0] : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>
-        %row_max_g0 = vector.multi_reduction <maximumf>, %logits_0, %row_max_init [1]
-            : vector<256x256xf32> to vector<256xf32>
-        %row_max_col_g0 = vector.shape_cast %row_max_g0 : vector<256xf32> to vector<256x1xf32>
-        %row_max_lanes_g0 = vector.broadcast %row_max_col_g0 : vector<256x1xf32> to vector<256x128xf32>
-        %m_next_g0 = arith.maximumf %m_prev_g0, %row_max_lanes_g0 : vector<256x128xf32>
-        %m_shift_g0 = arith.subf %m_prev_g0, %m_next_g0 : vector<256x128xf32>
-        %alpha_g0 = math.exp2 %m_shift_g0 : vector<256x128xf32>
-        %m_next_s_g0 = tpu.repeat %m_next_g0, 1 x 2 : vector<256x128xf32> -> vector<256x256xf32>
-
-        // p of sub-tile 0.
-        %s_shifted_0 = arith.subf %logits_0, %m_next_s_g0 : vector<256x256xf32>
-        %p_0 = math.exp2 %s_shifted_0 : vector<256x256xf32>
-
-        %row_sum_g0 = vector.multi_reduction <add>, %p_0, %row_sum_init [1] : vector<256x256xf32> to vector<256xf32>
-        %row_sum_col_g0 = vector.shape_cast %row_sum_g0 : vector<256xf32> to vector<256x1xf32>
-        %row_sum_lanes_g0 = vector.broadcast %row_sum_col_g0 : vector<256x1xf32> to vector<256x128xf32>
-        %l_scaled_g0 = arith.mulf %alpha_g0, %l_prev_g0 : vector<256x128xf32>
-        %l_next_g0 = arith.addf %l_scaled_g0, %row_sum_lanes_g0 : vector<256x128xf32>
-        tpu.vector_store %m_scratch[%c0, %c0], %m_next_g0 {strides = array<i32>} : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>,
-        tpu.vector_store %l_scratch[%c0, %c0], %l_next_g0 {strides = array<i32>} : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>,
-        %v4_0 = vector.load %v_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
-        %v_0 = vector.shape_cast %v4_0 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
-        %p_narrow_0 = arith.truncf %p_0 : vector<256x256xf32> to vector<256x256xbf16>
-        %pv_0 = tpu.matmul %p_narrow_0, %v_0, %acc_zero {
-            dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
-            transpose_lhs_hint = false} : vector<256x256xbf16>, vector<256x64xbf16>, vector<256x64xf32> -> vector<256x64xf32>
-
-        %acc_prev_g0 = vector.load %acc_scratch[%c0, %c0] : memref<256x64xf32, #tpu.memory_space<vmem>>, vector<256x64xf32>
-        // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
-        // head_dim_v neither below nor a multiple of 128, its column broadcast.
-        %alpha_acc_g0 = vector.extract_strided_slice %alpha_g0
-            {offsets = [0, 0], sizes = [256, 64], strides = [1, 1]} : vector<256x128xf32> to vector<256x64xf32>
-        %acc_scaled_g0 = arith.mulf %alpha_acc_g0, %acc_prev_g0 : vector<256x64xf32>
-        %acc_sum_0 = arith.addf %acc_scaled_g0, %pv_0 : vector<256x64xf32>
-        tpu.vector_store %acc_scratch[%c0, %c0], %acc_sum_0 {strides = array<i32>} : memref<256x64xf32, #tpu.memory_space<vmem>>, vector<256x64xf32>,
-      }
+      %acc_prev_g0 = vector.load %acc_scratch[%c0, %c0] : memref<256x64xf32, #tpu.memory_space<vmem>>, vector<256x64xf32>
+      // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
+      // head_dim_v neither below nor a multiple of 128, its column broadcast.
+      %alpha_acc_g0 = vector.extract_strided_slice %alpha_g0
+          {offsets = [0, 0], sizes = [256, 64], strides = [1, 1]} : vector<256x128xf32> to vector<256x64xf32>
+      %acc_scaled_g0 = arith.mulf %alpha_acc_g0, %acc_prev_g0 : vector<256x64xf32>
+      %acc_sum_0 = arith.addf %acc_scaled_g0, %pv_0 : vector<256x64xf32>
+      tpu.vector_store %acc_scratch[%c0, %c0], %acc_sum_0 {strides = array<i32>} : memref<256x64xf32, #tpu.memory_space<vmem>>, vector<256x64xf32>,
     }
 
     // Last step of a q block: normalize. A row that kept no logit (and has no sink) still

@@ -50,6 +50,21 @@ class BundleGate(unittest.TestCase):
   def test_splash_rows_are_not_gated(self):
     self.assertEqual(cost.gate_figures([row("a", 5000, kernel="splash")]), {})
 
+  def test_a_plan_without_full_tiles_is_held_to_its_partial_step(self):
+    only_partial = {"spec": "p", "kernel": "kgen", "gate_step": "partial",
+                    "bundles_per_step": {"full": 700, "partial": 700},
+                    "spills_per_step": {"full": {"loads": 5, "stores": 5},
+                                        "partial": {"loads": 5, "stores": 5}}}
+    recorded = cost.gate_figures([only_partial])
+    self.assertEqual(recorded["p"]["step"], "partial")
+    self.assertEqual(cost.gate_failures([only_partial], recorded), [])
+    slower = dict(only_partial, bundles_per_step={"full": 700, "partial": 720})
+    self.assertEqual(len(cost.gate_failures([slower], recorded)), 1)
+    # A record of the full step no longer compares with a partial one: re-record.
+    failures = cost.gate_failures([only_partial], cost.gate_figures([row("p", 710)]))
+    self.assertEqual(len(failures), 1)
+    self.assertIn("partial step measured", failures[0])
+
 
 if __name__ == "__main__":
   unittest.main()

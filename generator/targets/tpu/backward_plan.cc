@@ -101,7 +101,6 @@ Json common_context(const Spec& spec, const Tiling& tiles, const TpuBackwardKern
   const std::string t = dtype_info(spec.dtype).mlir_type;
   const int64_t bq = tiles.block_q, bkv = tiles.block_kv, bkvc = tiles.block_kv_compute;
   const bool predicate = plan.partial_mask == PartialTileMask::kPredicate;
-  const bool static_mask = plan.partial_mask != PartialTileMask::kNone;
   Json context{
       {"symbol", symbol},
       {"kernel_args", sig.kernel_args},
@@ -118,11 +117,10 @@ Json common_context(const Spec& spec, const Tiling& tiles, const TpuBackwardKern
       {"last_step", plan.width() - 1},
       {"scale", f32_literal(spec.scale)},
       {"minus_log2e", f32_literal(-std::numbers::log2e)},
-      {"static_mask", static_mask},
       {"predicate_mask", predicate},
       {"partial_blocks", plan.has_mask_next},
       {"segment_ids", spec.segment_ids},
-      {"selects_scores", static_mask || spec.segment_ids},
+      {"selects_scores", plan.partial_mask != PartialTileMask::kNone || spec.segment_ids},
       {"narrow", spec.dtype != DType::kFloat32},
       {"lanes_f32", vector_type({bq, kTpuLanes}, "f32")},
       {"lanes_i1", vector_type({bq, kTpuLanes}, "i1")},
@@ -146,16 +144,17 @@ KernelPlan dq_plan(const Spec& spec, const Tiling& tiles) {
   const bool predicate = kernel.plan.partial_mask == PartialTileMask::kPredicate;
   const bool repeat = bkvc > kTpuLanes;
   // The forward's scores (tpu/forward/scores.mlir.tmpl), in a partial and a full copy.
-  context["partial_path"] = Json::array({Json::object({{"mask_tile", true},
-                                                       {"subtiles", subtiles(spec, tiles, true, predicate, {bq, bkvc})},
-                                                       {"segment_input", "s_masked"},
-                                                       {"softmax_input", spec.segment_ids ? "s_segmented" : "s_masked"},
-                                                       {"last_sub", bkv / bkvc - 1}})});
-  context["full_path"] = Json::array({Json::object({{"mask_tile", false},
-                                                    {"subtiles", subtiles(spec, tiles, true, false, {bq, bkvc})},
-                                                    {"segment_input", "logits"},
-                                                    {"softmax_input", spec.segment_ids ? "s_segmented" : "logits"},
-                                                    {"last_sub", bkv / bkvc - 1}})});
+  context.update(step_copies(kernel.plan,
+                             Json{{"mask_tile", true},
+                                  {"subtiles", subtiles(spec, tiles, true, predicate, {bq, bkvc})},
+                                  {"segment_input", "s_masked"},
+                                  {"softmax_input", spec.segment_ids ? "s_segmented" : "s_masked"},
+                                  {"last_sub", bkv / bkvc - 1}},
+                             Json{{"mask_tile", false},
+                                  {"subtiles", subtiles(spec, tiles, true, false, {bq, bkvc})},
+                                  {"segment_input", "logits"},
+                                  {"softmax_input", spec.segment_ids ? "s_segmented" : "logits"},
+                                  {"last_sub", bkv / bkvc - 1}}));
   context.update(Json{
       {"s_repeat", repeat},
       {"s_repeat_times", bkvc / kTpuLanes},
@@ -198,14 +197,15 @@ KernelPlan dkv_plan(const Spec& spec, const Tiling& tiles) {
   Json context = common_context(spec, tiles, kernel, symbol, sig, kinds);
   const bool predicate = kernel.plan.partial_mask == PartialTileMask::kPredicate;
   const bool repeat = bq > kTpuLanes;
-  context["partial_path"] = Json::array({Json::object({{"mask_tile", true},
-                                                       {"subtiles", subtiles(spec, tiles, false, predicate, {bkvc, bq})},
-                                                       {"segment_input", "s_masked"},
-                                                       {"softmax_input", spec.segment_ids ? "s_segmented" : "s_masked"}})});
-  context["full_path"] = Json::array({Json::object({{"mask_tile", false},
-                                                    {"subtiles", subtiles(spec, tiles, false, false, {bkvc, bq})},
-                                                    {"segment_input", "logits"},
-                                                    {"softmax_input", spec.segment_ids ? "s_segmented" : "logits"}})});
+  context.update(step_copies(kernel.plan,
+                             Json{{"mask_tile", true},
+                                  {"subtiles", subtiles(spec, tiles, false, predicate, {bkvc, bq})},
+                                  {"segment_input", "s_masked"},
+                                  {"softmax_input", spec.segment_ids ? "s_segmented" : "s_masked"}},
+                             Json{{"mask_tile", false},
+                                  {"subtiles", subtiles(spec, tiles, false, false, {bkvc, bq})},
+                                  {"segment_input", "logits"},
+                                  {"softmax_input", spec.segment_ids ? "s_segmented" : "logits"}}));
   context.update(Json{
       {"last_head_in_group", s.group() - 1},
       {"q_repeat", repeat},

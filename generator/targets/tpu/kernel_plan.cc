@@ -1,5 +1,6 @@
 #include "targets/tpu/kernel_plan.h"
 
+#include <algorithm>
 #include <limits>
 #include <numbers>
 
@@ -163,6 +164,15 @@ std::vector<TpuOperand> tpu_forward_walk_inputs(const Spec& spec, int64_t block_
   return operands;
 }
 
+Json step_copies(const SplashPlan& plan, Json partial_copy, Json full_copy) {
+  const auto& tiles = plan.block_mask.values;
+  const bool partial = std::find(tiles.begin(), tiles.end(), kPartialTile) != tiles.end();
+  const bool full = std::find(tiles.begin(), tiles.end(), kFullTile) != tiles.end();
+  return Json{{"branch", partial && full},
+              {"partial_path", partial ? Json::array({std::move(partial_copy)}) : Json::array()},
+              {"full_path", full ? Json::array({std::move(full_copy)}) : Json::array()}};
+}
+
 std::vector<TpuOperand> tpu_operands(const Spec& spec, const SplashPlan& plan) {
   using Role = TpuOperand::Role;
   const Shape& s = spec.shape;
@@ -189,7 +199,6 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
   const TpuSignature sig = tpu_signature({"b_index", "h_index", "q_block", "kv_step"}, operands, forward_walk_window);
 
   const bool predicate = plan.partial_mask == PartialTileMask::kPredicate;
-  const bool static_mask = plan.partial_mask != PartialTileMask::kNone;
   const bool narrow = spec.dtype != DType::kFloat32;
 
   const std::string s_f32 = vector_type({bq, bkvc}, "f32");
@@ -209,22 +218,10 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"last_step", plan.width() - 1},
       {"log2e", f32_literal(std::numbers::log2e)},
       {"ln2", f32_literal(std::numbers::ln2)},
-      {"static_mask", static_mask},
       {"predicate_mask", predicate},
       {"partial_blocks", plan.has_mask_next},
       {"segment_ids", spec.segment_ids},
-      {"selects_scores", static_mask || spec.segment_ids},
-      // The two copies of the kv block's sub-tiles (tpu/forward/subtiles.mlir.tmpl): partial
-      // tiles evaluate the mask, full tiles do not. `softmax_input` names the last mask
-      // stage's scores, which the softmax reads; `segment_input` the scores segment ids mask.
-      {"partial_path", Json::array({Json::object({{"mask_tile", true},
-                                     {"stages", subtile_stages(spec, /*mask_ops=*/predicate)},
-                                     {"segment_input", "s_masked"},
-                                     {"softmax_input", spec.segment_ids ? "s_segmented" : "s_masked"}})})},
-      {"full_path", Json::array({Json::object({{"mask_tile", false},
-                                  {"stages", subtile_stages(spec, /*mask_ops=*/false)},
-                                  {"segment_input", "logits"},
-                                  {"softmax_input", spec.segment_ids ? "s_segmented" : "logits"}})})},
+      {"selects_scores", plan.partial_mask != PartialTileMask::kNone || spec.segment_ids},
       // m, l and alpha are lane-replicated (block_q, 128): how they reach the score tile's
       // block_kv_compute lanes (a multiple of 128) and the acc's head_dim_v lanes.
       {"s_repeat", bkvc > kTpuLanes},
@@ -255,6 +252,18 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"acc_f32", vector_type({bq, s.head_dim_v}, "f32")},
       {"acc_memref", memref_type({bq, s.head_dim_v}, "f32", "vmem")},
   };
+  // The kv block's sub-tiles (tpu/forward/subtiles.mlir.tmpl) in a partial and a full copy:
+  // `softmax_input` names the last mask stage's scores, which the softmax reads;
+  // `segment_input` the scores segment ids mask.
+  context.update(step_copies(plan,
+                             Json{{"mask_tile", true},
+                                  {"stages", subtile_stages(spec, /*mask_ops=*/predicate)},
+                                  {"segment_input", "s_masked"},
+                                  {"softmax_input", spec.segment_ids ? "s_segmented" : "s_masked"}},
+                             Json{{"mask_tile", false},
+                                  {"stages", subtile_stages(spec, /*mask_ops=*/false)},
+                                  {"segment_input", "logits"},
+                                  {"softmax_input", spec.segment_ids ? "s_segmented" : "logits"}}));
   context.update(base2_logit_constants(spec));
   context.update(tpu_tile_types(spec, bq, bkv, bkvc));
   context.update(forward_walk_mask_types(bq, bkv, bkvc));

@@ -42,6 +42,13 @@ Json tpu_tile_types(const Spec& spec, int64_t block_q, int64_t block_kv, int64_t
 // kernels' score tiles): the partial mask block and segment-id windows.
 Json forward_walk_mask_types(int64_t block_q, int64_t block_kv, int64_t block_kv_compute);
 
+// The copies of a live grid step that a kernel walking `plan` carries, as its template reads
+// them: `partial_path` holds `partial_copy` (the copy that evaluates the mask) when the plan
+// has a partial tile, `full_path` holds `full_copy` when it has a full tile, and `branch` is
+// set when it has both, so that scf.if picks the copy once per step. A copy no step would run
+// is not emitted: its code could never be executed (nor a mutant of it killed).
+Json step_copies(const SplashPlan& plan, Json partial_copy, Json full_copy);
+
 // Every operand of the kernel for `spec`, given its block plan.
 std::vector<TpuOperand> tpu_operands(const Spec& spec, const SplashPlan& plan);
 
