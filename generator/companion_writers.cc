@@ -36,8 +36,7 @@ int run_writer(const std::vector<std::string>& arguments, const std::string& pac
     for (const std::string& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
     argv.push_back(nullptr);
     ::execv(argv.front(), argv.data());
-    std::cerr << "kgen: cannot run " << arguments.front() << " (make deps installs it)\n";
-    ::_exit(127);
+    ::_exit(127);  // the parent reports it (run_companion_writers)
   }
   int status = 0;
   while (::waitpid(child, &status, 0) < 0)
