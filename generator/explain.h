@@ -14,7 +14,7 @@ namespace kgen {
 std::string explain_spec(const Spec& spec);
 
 // Each kernel's receipt status (docs/receipts.md): current with the checks it holds, or
-// stale, incomplete, missing, invalid and why; placeholder targets have none.
+// stale, incomplete, missing, invalid and why.
 std::string explain_receipts(const Spec& spec, const ReceiptPaths& paths);
 
 // One character per tile: '.' empty, '+' partial, '#' full; one line per q block. Maps

@@ -36,7 +36,6 @@ struct KernelPlan {
   std::string extension;  // "mlir", "cu"
   std::string template_path;
   std::string symbol;
-  bool implemented = false;  // false: the template is a marked placeholder
   Json context;
   // The kernel's operands (tests/mosaic_dialect's OPERANDS.json format), written beside
   // the kernel as <name>.<target>.operands.json; null when the target writes none.

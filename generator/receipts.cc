@@ -12,7 +12,7 @@ namespace kgen {
 
 std::optional<ReceiptRule> receipt_rule(const std::string& target) {
   const Target* found = find_target(target);
-  return found ? found->receipt_rule() : std::nullopt;
+  return found ? std::optional<ReceiptRule>(found->receipt_rule()) : std::nullopt;
 }
 
 std::string ReceiptPaths::receipt_file(const std::string& name, const std::string& target) const {

@@ -29,7 +29,7 @@ struct ReceiptRule {
   std::vector<std::string> combine_file_suffixes = {};
 };
 
-// Nothing for a target without receipts (one whose kernels are all placeholders).
+// The rule of the target named `target`; nothing for a name no target has.
 std::optional<ReceiptRule> receipt_rule(const std::string& target);
 
 // Where receipts and kernels are; both relative to the working directory by default, like

@@ -114,9 +114,8 @@ class Target {
   // A decode spec's second kernel, the combine that merges its splits, when it has one.
   virtual std::optional<KernelPlan> decode_combine_plan(const Spec&) const { return std::nullopt; }
   virtual void explain(std::ostream& out, const Spec& spec) const = 0;
-  // What its receipts cover and must hold (docs/receipts.md); nothing while its kernels are
-  // placeholders.
-  virtual std::optional<ReceiptRule> receipt_rule() const { return std::nullopt; }
+  // What its receipts cover and must hold (docs/receipts.md).
+  virtual ReceiptRule receipt_rule() const = 0;
 
   // Tuning (docs/tuning.md): the tile fields of `pass` that kgen tune varies and a spec may
   // write "auto", or nothing when the target has no kernel of that pass for the spec.

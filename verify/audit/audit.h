@@ -151,13 +151,11 @@ struct AuditedFile {
 struct AuditReport {
   std::vector<Finding> findings;
   std::vector<AuditedFile> audited;  // the kernel files parsed
-  std::vector<std::string> skipped;  // placeholders
   std::vector<std::string> without_interface;  // audited files whose entry has no "interface"
 };
 
 // Audits DIR/<spec_name>/: reads MANIFEST.json and audits each file with role "kernel" and
-// target sm90a or sm100a that is not a placeholder. A missing or malformed manifest or
-// interface is a finding.
+// target sm90a or sm100a. A missing or malformed manifest or interface is a finding.
 AuditReport audit_generated(const std::string& generated_dir, const std::string& spec_name,
                             const Toolchain& tools, ParseCache* cache = nullptr);
 

@@ -3,7 +3,7 @@
 // (docs/audit.md). `kgen audit` is to run this binary, as `kgen verify` runs kgen-verify.
 // Exit status: 0 no finding, 1 findings (each printed as file:line: [rule] message), 2 bad
 // arguments or an unreadable spec; with --skip-code N, N when nothing was found but checks
-// could not run (only placeholders, or a kernel file whose manifest gives no interface yet).
+// could not run (no CUDA kernel file, or one whose manifest gives no interface yet).
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -26,8 +26,8 @@ const char* const kUsage =
     "                  [--cuda-path DIR] [--cutlass-include DIR] [--runtime-include DIR] [--extra-arg ARG]... [--skip-code N]\n"
     "                  [--no-pch]\n"
     "  audits DIR/<name>/ (default DIR: generated) for each spec: every sm90a/sm100a kernel\n"
-    "  file its MANIFEST.json lists that is not a placeholder (docs/audit.md)\n"
-    "  --skip-code N: exit N, not 0, when only placeholders were found or a kernel file has\n"
+    "  file its MANIFEST.json lists (docs/audit.md)\n"
+    "  --skip-code N: exit N, not 0, when no CUDA kernel file was found or a kernel file has\n"
     "  no interface yet (that is then a note, not a finding); ctest's SKIP_RETURN_CODE\n"
     "  --no-pch: parse CUDA/CUTLASS/CuTe in every pass, not from the build's prelude PCH\n";
 
@@ -91,7 +91,7 @@ int run(int argc, char** argv) {
   std::vector<std::string> names;
   for (const std::string& spec : specs) names.push_back(spec_name_of(spec));
 
-  std::size_t findings = 0, audited = 0, skipped = 0, pending = 0;
+  std::size_t findings = 0, audited = 0, pending = 0;
   for (const std::string& name : names) {
     const kgen::audit::AuditReport report = kgen::audit::audit_generated(generated, name, tools);
     for (const kgen::audit::Finding& finding : report.findings) {
@@ -109,8 +109,6 @@ int run(int argc, char** argv) {
       ++findings;
     }
     audited += report.audited.size();
-    skipped += report.skipped.size();
-    for (const std::string& path : report.skipped) std::cerr << "kgen-audit: " << path << ": placeholder, skipped\n";
     for (const kgen::audit::AuditedFile& file : report.audited) {
       if (timing)
         std::cerr << "kgen-audit: " << file.path << ": device pass " << std::fixed << std::setprecision(2)
@@ -127,8 +125,7 @@ int run(int argc, char** argv) {
       }
     }
   }
-  std::cerr << "kgen-audit: audited " << audited << " file(s), " << skipped << " placeholder(s) skipped, "
-            << findings << " finding(s)\n";
+  std::cerr << "kgen-audit: audited " << audited << " file(s), " << findings << " finding(s)\n";
   if (findings > 0) return 1;
   if (skip_code && (audited == 0 || pending > 0)) return *skip_code;
   return 0;

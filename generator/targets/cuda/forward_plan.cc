@@ -232,7 +232,6 @@ KernelPlan plan_cuda_forward(const Spec& spec, const GpuTarget& gpu, const CudaD
   kernel.target = device.target;
   kernel.extension = "cu";
   kernel.symbol = symbol;
-  kernel.implemented = true;
   kernel.context = std::move(context);
   kernel.interface = std::move(interface);
   kernel.extra_files.push_back({"cuda/forward/launcher.h.tmpl", "h", "launcher", std::move(header)});

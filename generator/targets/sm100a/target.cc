@@ -24,7 +24,7 @@ class Sm100a final : public CudaTarget {
   // The kernel, the launcher header and the runtime headers it is compiled with; compiled and
   // inspected (nvcc_sass) and executed on ptxemu (cpu_emulation), the only place an sm100a
   // kernel runs: no Blackwell GPU exists here.
-  std::optional<ReceiptRule> receipt_rule() const override {
+  ReceiptRule receipt_rule() const override {
     return ReceiptRule{{".sm100a.cu", ".sm100a.h"}, {"nvcc_sass", "cpu_emulation"}, {}, runtime_folders()};
   }
 

@@ -284,7 +284,6 @@ KernelPlan plan_sm90a_backward_kernel(const Spec& spec, const GpuTarget& tiling)
   kernel.extension = "cu";
   kernel.template_path = "sm90a/backward/kernel.cu.tmpl";
   kernel.symbol = symbol;
-  kernel.implemented = true;
   kernel.pass = "backward";
   kernel.context = std::move(context);
   kernel.interface = std::move(interface);

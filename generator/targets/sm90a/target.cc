@@ -38,7 +38,7 @@ class Sm90a final : public CudaTarget {
   // The kernel, the launcher header, the backward's (where generated) and the runtime headers
   // they are compiled with; compiled and inspected (nvcc_sass), executed on ptxemu
   // (cpu_emulation); run on a GPU only where one was lent (gpu).
-  std::optional<ReceiptRule> receipt_rule() const override {
+  ReceiptRule receipt_rule() const override {
     return ReceiptRule{{".sm90a.cu", ".sm90a.h"}, {"nvcc_sass", "cpu_emulation"}, {"gpu"}, runtime_folders(),
                        {".sm90a.backward.cu", ".sm90a.backward.h"}};
   }

@@ -174,7 +174,7 @@ KernelPlan dq_plan(const Spec& spec, const Tiling& tiles) {
       {"dq_memref", memref_type({bq, s.head_dim}, "f32", "vmem")},
   });
   context.update(forward_walk_mask_types(bq, bkv, bkvc));
-  return KernelPlan{"tpu", "mlir", "tpu/backward/dq.mlir.tmpl", symbol, true, std::move(context),
+  return KernelPlan{"tpu", "mlir", "tpu/backward/dq.mlir.tmpl", symbol, std::move(context),
                     tpu_operands_json(symbol, kernel.grid, {"parallel", "parallel", "arbitrary", "arbitrary"}, kernel.operands),
                     nullptr, {}, "dq"};
 }
@@ -238,7 +238,7 @@ KernelPlan dkv_plan(const Spec& spec, const Tiling& tiles) {
       {"kv_ids_window", vector_type({1, bkvc, kTpuLanes}, "i32")},
       {"kv_ids_tile", vector_type({bkvc, kTpuLanes}, "i32")},
   });
-  return KernelPlan{"tpu", "mlir", "tpu/backward/dkv.mlir.tmpl", symbol, true, std::move(context),
+  return KernelPlan{"tpu", "mlir", "tpu/backward/dkv.mlir.tmpl", symbol, std::move(context),
                     tpu_operands_json(symbol, kernel.grid, {"parallel", "parallel", "arbitrary", "arbitrary"}, kernel.operands),
                     nullptr, {}, "dkv"};
 }

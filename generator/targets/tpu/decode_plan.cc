@@ -362,7 +362,7 @@ KernelPlan plan_tpu_decode_kernel(const Spec& spec, int64_t splits) {
   };
   context.update(base2_logit_constants(spec));
   context.update(acc_lanes(spec));
-  return KernelPlan{"tpu", "mlir", "tpu/decode/kernel.mlir.tmpl", symbol, true, std::move(context),
+  return KernelPlan{"tpu", "mlir", "tpu/decode/kernel.mlir.tmpl", symbol, std::move(context),
                     tpu_operands_json(symbol, shape.grid(), std::vector<std::string>(3, semantics), operands)};
 }
 
@@ -410,7 +410,7 @@ KernelPlan plan_tpu_decode_combine(const Spec& spec, int64_t splits) {
       {"lse_window", vector_type({1, 1, rows, kTpuLanes}, "f32")},
   };
   context.update(acc_lanes(spec));
-  KernelPlan plan{"tpu", "mlir", "tpu/decode/combine.mlir.tmpl", symbol, true, std::move(context),
+  KernelPlan plan{"tpu", "mlir", "tpu/decode/combine.mlir.tmpl", symbol, std::move(context),
                   tpu_operands_json(symbol, {s.batch, s.kv_heads}, {"parallel", "parallel"}, operands)};
   plan.pass = "combine";
   return plan;

@@ -268,7 +268,7 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
   context.update(tpu_tile_types(spec, bq, bkv, bkvc));
   context.update(forward_walk_mask_types(bq, bkv, bkvc));
   const std::string symbol = kernel_symbol(spec.name, "tpu");
-  return KernelPlan{"tpu", "mlir", "tpu/forward/kernel.mlir.tmpl", symbol, true, std::move(context),
+  return KernelPlan{"tpu", "mlir", "tpu/forward/kernel.mlir.tmpl", symbol, std::move(context),
                     tpu_operands_json(symbol, {s.batch, s.q_heads, plan.block_mask.q_blocks, plan.width()},
                                       {"parallel", "parallel", "arbitrary", "arbitrary"}, operands)};
 }

@@ -256,7 +256,7 @@ class Tpu final : public Target {
 
   // Each module and the operands file that fixes its calling contract: the forward's, and
   // with "backward": true the dq and dkv kernels'.
-  std::optional<ReceiptRule> receipt_rule() const override {
+  ReceiptRule receipt_rule() const override {
     return ReceiptRule{{".tpu.mlir", ".tpu.operands.json"},
                        {"cpu_execution", "mosaic_dialect", "libtpu_compile"},
                        {},
