@@ -1,5 +1,9 @@
-// Working sets of the generated kernels, itemized so `kgen explain` can show them and
-// validation can refuse specs that do not fit.
+// Working sets of the generated kernels, itemized so `kgen explain` can show them and the
+// targets' tiling rules can refuse specs that do not fit: every tpu kernel's VMEM and the
+// CUDA forward kernels' shared memory. The sm90a backward's shared memory depends on how its
+// warpgroups split the head dims and lives with that plan (targets/sm90a/backward_plan.cc).
+// Each CUDA budget models its runtime's SharedStorage, which holds itself to the budget
+// (runtime/<target>/forward/kernel_traits.cuh, a static_assert).
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,9 @@
 // The hand-written runtime a target's generated kernels include: runtime/<target>/ (e.g. the
-// sm90a forward kernel's CuTe headers; docs/sm90a-kernel.md) and the folders it shares with
-// other targets (runtime/cuda/, the CUDA launchers' host checks), as Target::runtime_folders
-// names them. Generated files name its content hash in their provenance, and receipts cover
-// its files, so a runtime change makes both stale.
+// sm90a kernels' CuTe headers; docs/sm90a-kernel.md) and the folders it shares with other
+// targets (runtime/cuda/, what every CUDA kernel shares: docs/architecture.md, "The CUDA
+// runtime"), as Target::runtime_folders names them; tpu kernels include none. Generated files
+// name its content hash in their provenance, and receipts cover its files, so a runtime change
+// makes both stale.
 #pragma once
 
 #include <map>

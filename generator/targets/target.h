@@ -1,7 +1,10 @@
 // What every target provides, and the one list of targets (registry.cc). A target owns its
-// spec section ("targets.<name>"), the rules its tilings must satisfy, its kernel plan, the
-// JSON `kgen plan` prints for it and its part of `kgen explain`. Nothing outside
-// generator/targets/ spells a target's name to decide something.
+// spec section ("targets.<name>", read into Spec's field of that name), the rules its tilings
+// must satisfy, its kernel plans, the JSON `kgen plan` prints for it, its part of `kgen
+// explain`, its decode split's parallel units and its receipt rule. Outside
+// generator/targets/, one file models target-specific facts: generator/memory_budget.cc, the
+// working sets (tpu VMEM, the CUDA forwards' shared memory) that the targets' tiling rules
+// and explain read.
 #pragma once
 
 #include <cstdint>
@@ -84,7 +87,8 @@ class Target {
   // The nvcc/Clang GPU architecture its CUDA kernels are built for ("sm_90a"); "" for a target
   // that does not emit CUDA.
   virtual const char* cuda_arch() const { return ""; }
-  // The folders under runtime/ its kernels include: its own, and any it shares.
+  // The folders under runtime/ its kernels include: its own, and any it shares (a folder that
+  // does not exist holds nothing: tpu kernels include no runtime).
   virtual std::vector<std::string> runtime_folders() const { return {name()}; }
   // Reads "targets.<name>" into `spec` (types and ranges only; check_tiling judges the values).
   virtual void parse(const Json& object, const std::string& path, Spec& spec) const = 0;

@@ -36,7 +36,7 @@ class CudaTarget : public Target {
   const char* name() const final { return name_; }
   const char* cuda_arch() const final { return arch_; }
   bool named_by(const Spec& spec) const final { return (spec.*section_).has_value(); }
-  // runtime/cuda (the launchers' host checks) and runtime/<name>.
+  // runtime/cuda (what every CUDA kernel shares) and runtime/<name>.
   std::vector<std::string> runtime_folders() const final { return {"cuda", name_}; }
   void parse(const Json& object, const std::string& path, Spec& spec) const final;
   Tiling tiling(const Spec& spec) const final;
