@@ -3,7 +3,7 @@
 // Template: templates/sm90a/forward/kernel.cu.tmpl
 // Template: templates/cuda/forward/block_tables.cu.tmpl
 // Template: templates/cuda/forward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm90a (sha256 1d55a2696c0b267546d91ba58c2a1ceb8d91834b55333962b22dffb25a51917f)
+// Runtime: runtime/cuda, runtime/sm90a (sha256 a9a2157d64bf873ca2a2531d188c46b797ca739cb6f73339ff25fcbb36dfed4c)
 
 // bigbird_block_sparse_sm90a: attention forward for Hopper (sm_90a) on CUTLASS/CuTe, FlashAttention-3 style.
 //
@@ -27,10 +27,9 @@
 
 #include <cuda/forward_tma.cuh>
 #include <cuda/launch_checks.cuh>
+#include <cuda/masks.cuh>
 #include <cuda/score_mods.cuh>
 #include <sm90a/forward/kernel.cuh>
-#include <sm90a/forward/masks.cuh>
-#include <sm90a/forward/segment_mask.cuh>
 
 namespace kgen {
 namespace bigbird_block_sparse_sm90a {
@@ -181,9 +180,9 @@ struct Config {
   static constexpr float kExp2Scale = 1.80336878e-01f;
   using ScoreMod = kgen::cuda::NoScoreMod;
 
-  // Masks of the partial tiles and by segment ids (masks.cuh, segment_mask.cuh).
-  using Mask = kgen::sm90a::BitmaskMask<Config>;
-  using SegmentMask = kgen::sm90a::NoSegmentMask;
+  // Masks of the partial tiles and by segment ids (cuda/masks.cuh).
+  using Mask = kgen::cuda::BitmaskMask<Config>;
+  using SegmentMask = kgen::cuda::NoSegmentMask;
 
   // Epilogue statistics: the lse output, attention sinks.
   static constexpr bool kLse = true;

@@ -3,7 +3,7 @@
 // Template: templates/sm90a/backward/kernel.cu.tmpl
 // Template: templates/sm90a/backward/block_tables.cu.tmpl
 // Template: templates/sm90a/backward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm90a (sha256 1d55a2696c0b267546d91ba58c2a1ceb8d91834b55333962b22dffb25a51917f)
+// Runtime: runtime/cuda, runtime/sm90a (sha256 a9a2157d64bf873ca2a2531d188c46b797ca739cb6f73339ff25fcbb36dfed4c)
 
 // gpt_oss_sinks_sliding_window_sm90a_backward: attention backward for Hopper (sm_90a) on CUTLASS/CuTe, FlashAttention-3 style.
 //
@@ -28,10 +28,10 @@
 
 #include <cstdint>
 
+#include <cuda/masks.cuh>
 #include <cuda/score_mods.cuh>
 #include <sm90a/backward/kernel.cuh>
 #include <sm90a/backward/launch.cuh>
-#include <sm90a/backward/masks.cuh>
 #include <sm90a/backward/preprocess.cuh>
 
 namespace kgen {
@@ -104,9 +104,9 @@ struct Config {
   static constexpr float kScale = 1.25000000e-01f;
   using ScoreMod = kgen::cuda::NoScoreMod;
 
-  // Masks of the partial tiles and by segment ids, transposed (backward/masks.cuh).
-  using Mask = kgen::sm90a::TransposedPredicateMask<Config>;
-  using SegmentMask = kgen::sm90a::NoTransposedSegmentMask;
+  // Masks of the partial tiles and by segment ids (cuda/masks.cuh), on tiles of S^T.
+  using Mask = kgen::cuda::PredicateMask<Config>;
+  using SegmentMask = kgen::cuda::NoSegmentMask;
   CUTE_DEVICE static bool mask_allows(int i, int j) {
     // allowed(i, j) of docs/spec-format.md.
     return (j >= i - 127 && j <= i);

@@ -3,7 +3,7 @@
 // Template: templates/sm100a/forward/kernel.cu.tmpl
 // Template: templates/cuda/forward/block_tables.cu.tmpl
 // Template: templates/cuda/forward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm100a (sha256 788141bc54999b36fbb37ed4948814adf8a4bfb5d54f399d847473d49fefb55f)
+// Runtime: runtime/cuda, runtime/sm100a (sha256 30384c66d74152d131a0430c41e46c8f5ca17d6bc787a954fca420072797b843)
 
 // splash_sm100a: attention forward for Blackwell (sm_100a) on CUTLASS/CuTe, FlashAttention-4 style.
 // Compiled and inspected only: no Blackwell GPU has run it (docs/sm100a-kernel.md).
@@ -30,10 +30,9 @@
 
 #include <cuda/forward_tma.cuh>
 #include <cuda/launch_checks.cuh>
+#include <cuda/masks.cuh>
 #include <cuda/score_mods.cuh>
 #include <sm100a/forward/kernel.cuh>
-#include <sm100a/forward/masks.cuh>
-#include <sm100a/forward/segment_mask.cuh>
 
 namespace kgen {
 namespace splash_sm100a {
@@ -71,7 +70,8 @@ __device__ const int32_t kTileKv[528] = {
     25, 26, 27, 28, 30, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
     21, 22, 23, 24, 25, 26, 27, 28, 29, 31, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
     16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30};
-// Launch order of the q blocks (grid y): most live tiles first, so the longest CTAs start early.
+// Order of the q blocks in the persistent grid's work items (rank-major: every (batch, q head)
+// of rank 0 first): most live tiles first, so the CTAs' round robin deals the longest out first.
 __device__ const int32_t kQBlockOrder[32] = {
     31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8,
     7, 6, 5, 4, 3, 2, 1, 0};
@@ -121,9 +121,9 @@ struct Config {
   // O is rescaled only when a row max rises by more than this, in log2 units (softmax.cuh).
   static constexpr float kRescaleThreshold = 8.00000000e+00f;
 
-  // Masks of the partial tiles and by segment ids (masks.cuh, segment_mask.cuh).
-  using Mask = kgen::sm100a::PredicateMask<Config>;
-  using SegmentMask = kgen::sm100a::NoSegmentMask;
+  // Masks of the partial tiles and by segment ids (cuda/masks.cuh).
+  using Mask = kgen::cuda::PredicateMask<Config>;
+  using SegmentMask = kgen::cuda::NoSegmentMask;
   CUTE_DEVICE static bool mask_allows(int i, int j) {
     // allowed(i, j) of docs/spec-format.md.
     return j <= i;

@@ -1,7 +1,7 @@
 // The TMA descriptors of a CUDA forward kernel (sm90a, sm100a): Q, K and V loads and the O
 // store, declared from the kernel's shared-memory tile layouts and built on the host from the
-// caller's pointers and strides. Both architectures load with SM90_TMA_LOAD (sm_100a runs it
-// unchanged for 1-CTA kernels).
+// caller's pointers and strides (cuda/tma.cuh). Both architectures load with SM90_TMA_LOAD
+// (sm_100a runs it unchanged for 1-CTA kernels).
 #pragma once
 
 #include <cstdint>
@@ -10,30 +10,10 @@
 #include <cute/atom/copy_atom.hpp>
 #include <cute/atom/copy_traits_sm90_tma.hpp>
 
+#include "cuda/tma.cuh"
+
 namespace kgen {
 namespace cuda {
-
-// A global tensor of shape (rows, features, head, batch) at no address: the type TMA
-// descriptors are declared with.
-template <class T, class Stride>
-inline auto null_gmem() {
-  return cute::make_tensor(cute::make_gmem_ptr(static_cast<T*>(nullptr)),
-                           cute::Shape<int, int, int, int>{}, Stride{});
-}
-
-// Global tensors as the descriptors see them: (rows, features, head, batch) for Q, K and O,
-// (features, rows, head, batch) for V; the feature dimension is contiguous.
-using RowMajorStride = cute::Stride<int64_t, cute::_1, int64_t, int64_t>;
-using ColumnMajorStride = cute::Stride<cute::_1, int64_t, int64_t, int64_t>;
-
-// A caller's tensor as the descriptors see it: (rows, features, head, batch), features
-// contiguous; `s` the launcher header's Strides (row, head and batch, in elements).
-template <class T, class Strides>
-auto row_major_tensor(T* pointer, int rows, int features, int heads, int batch, Strides const& s) {
-  return cute::make_tensor(cute::make_gmem_ptr(pointer),
-                           cute::make_shape(rows, features, heads, batch),
-                           cute::make_stride(s.row, cute::_1{}, s.head, s.batch));
-}
 
 // The descriptors of one kernel: the first member of its Params, passed as a
 // __grid_constant__ parameter so that the TMA unit reads them from parameter memory. `Traits`

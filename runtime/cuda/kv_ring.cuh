@@ -8,6 +8,7 @@
 #include <cute/tensor.hpp>
 #include <cutlass/arch/barrier.h>
 
+#include "cuda/ring.cuh"
 #include "cuda/work.cuh"
 
 namespace kgen {
@@ -48,13 +49,12 @@ CUTE_DEVICE void load_kv_ring(Params const& params, typename Traits::SharedStora
   CUTE_NO_UNROLL
   for (int t = begin; t < end; ++t) {
     const int kv_block = Config::tile_kv(work.tile_begin + t);
-    const int ring = first + t;
-    const int stage = ring % kStages;
-    const uint32_t empty_phase = ((ring / kStages) & 1) ^ 1;  // a fresh barrier passes parity 1
-    Barrier::wait(&smem.k_empty[stage], empty_phase);
+    const RingPosition<kStages> at = RingPosition<kStages>::at(first + t);
+    const int stage = at.stage;
+    Barrier::wait(&smem.k_empty[stage], at.empty_phase());
     Barrier::arrive_and_expect_tx(&smem.k_full[stage], Traits::kKBytes);
     copy(params.tma.k.with(smem.k_full[stage]), tKgK(_, kv_block), tKsK(_, stage));
-    Barrier::wait(&smem.v_empty[stage], empty_phase);
+    Barrier::wait(&smem.v_empty[stage], at.empty_phase());
     Barrier::arrive_and_expect_tx(&smem.v_full[stage], Traits::kVBytes);
     copy(params.tma.v.with(smem.v_full[stage]), tVgV(_, kv_block), tVsV(_, stage));
   }

@@ -95,7 +95,7 @@ TEST(Sm90aPlan, RaggedKeysAddTheTailToThePredicate) {
   const KernelPlan plan = plan_sm90a_kernel(spec_with(R"({"type": "full"})", "", 128, 100));
   EXPECT_EQ(plan.context["mask_predicate"], "j < 100");
   const KernelPlan aligned = plan_sm90a_kernel(spec_with(R"({"type": "full"})", "", 128, 128));
-  EXPECT_EQ(aligned.context["mask_policy"], "kgen::sm90a::NoMask");
+  EXPECT_EQ(aligned.context["mask_policy"], "kgen::cuda::NoMask");
   EXPECT_FALSE(aligned.context.contains("mask_predicate"));
 }
 

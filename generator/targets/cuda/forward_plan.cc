@@ -104,7 +104,6 @@ KernelPlan plan_cuda_forward(const Spec& spec, const GpuTarget& gpu, const CudaD
   const int64_t q_blocks = tiles.q_blocks();
   const int64_t list_count = lists.rows * q_blocks;
   const std::string symbol = kernel_symbol(spec.name, device.target);
-  const std::string runtime = device.runtime;
 
   // The tile lists, flattened: per list its partial kv blocks, then its full ones. Launch
   // order: the q blocks with the most live tiles (over all plan rows) first.
@@ -115,7 +114,6 @@ KernelPlan plan_cuda_forward(const Spec& spec, const GpuTarget& gpu, const CudaD
   const std::vector<int64_t> order = heaviest_first(live_per_q_block);
 
   const PartialTileMask partial_mask = partial_tile_mask(spec.masks, lists);
-  const bool any_partial = partial_mask != PartialTileMask::kNone;
   const bool predicate = partial_mask == PartialTileMask::kPredicate;
   const bool bitmask = partial_mask == PartialTileMask::kBitmask;
   const bool kv_tail = s.kv_len % gpu.block_kv != 0;
@@ -149,12 +147,10 @@ KernelPlan plan_cuda_forward(const Spec& spec, const GpuTarget& gpu, const CudaD
       {"softcap", spec.softcap.has_value()},
       {"score_domain", spec.softcap ? "tanh(scale * q.k / softcap)" : "q.k, unscaled"},
       {"exp2_scale", cuda_float_literal(spec.softcap ? *spec.softcap * log2e : spec.scale * log2e)},
-      // The policies of the runtime this kernel is built from.
+      // The runtime's policies (runtime/cuda/score_mods.cuh, masks.cuh).
       {"score_mod", spec.softcap ? "kgen::cuda::Softcap<Config>" : "kgen::cuda::NoScoreMod"},
-      {"mask_policy", !any_partial ? runtime + "::NoMask"
-                      : predicate  ? runtime + "::PredicateMask<Config>"
-                                   : runtime + "::BitmaskMask<Config>"},
-      {"segment_mask", spec.segment_ids ? runtime + "::SegmentMask<Config>" : runtime + "::NoSegmentMask"},
+      {"mask_policy", cuda_mask_policy(partial_mask)},
+      {"segment_mask", cuda_segment_mask_policy(spec.segment_ids)},
       {"lse", spec.lse ? "true" : "false"},
       {"sinks", spec.sinks ? "true" : "false"},
       {"operands", optional_operands(spec, true)},

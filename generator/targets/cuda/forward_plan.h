@@ -47,7 +47,6 @@ struct CudaDevice {
   const char* device;        // "sm_90a (H100/H200)", in the launcher's refusal
   int major;                 // compute capability
   int minor;
-  const char* runtime;       // the runtime's namespace: "kgen::sm90a"
 };
 
 // The plan every CUDA forward kernel starts from: its context (shape, tiles, tables, masks,

@@ -61,6 +61,19 @@ std::string mask_strategy(PartialTileMask mask, bool segment_ids, const std::str
   return strategy;
 }
 
+std::string cuda_mask_policy(PartialTileMask mask) {
+  switch (mask) {
+    case PartialTileMask::kNone: return "kgen::cuda::NoMask";
+    case PartialTileMask::kPredicate: return "kgen::cuda::PredicateMask<Config>";
+    case PartialTileMask::kBitmask: return "kgen::cuda::BitmaskMask<Config>";
+  }
+  return "";
+}
+
+std::string cuda_segment_mask_policy(bool segment_ids) {
+  return segment_ids ? "kgen::cuda::SegmentMask<Config>" : "kgen::cuda::NoSegmentMask";
+}
+
 std::string number_list(const std::vector<int64_t>& values) { return decimal_list(values); }
 std::string number_list(const std::vector<int32_t>& values) { return decimal_list(values); }
 

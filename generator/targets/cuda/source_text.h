@@ -25,6 +25,12 @@ std::string score_formula(const Spec& spec);
 // ("bitmask", "transposed bitmask").
 std::string mask_strategy(PartialTileMask mask, bool segment_ids, const std::string& bitmask);
 
+// The runtime's mask policies a Config names (runtime/cuda/masks.cuh): of the partial tiles,
+// "kgen::cuda::PredicateMask<Config>" etc., and of segment ids. One spelling for every CUDA
+// kernel: a policy reads its tile's coordinates through the kernel's register view.
+std::string cuda_mask_policy(PartialTileMask mask);
+std::string cuda_segment_mask_policy(bool segment_ids);
+
 // The optional pointer operands of a kernel, in the order of its Params and Arguments: each is
 // one pointer argument of the launcher and one member of Params. `checked`: with what the
 // launcher checks its alignment by (the kernel file's context; the header only declares them).

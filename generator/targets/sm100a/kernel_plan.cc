@@ -34,7 +34,7 @@ Sm100aPersistentGrid sm100a_persistent_grid(const Spec& spec) {
 KernelPlan plan_sm100a_kernel(const Spec& spec) {
   const GpuTarget& gpu = *spec.sm100a;
   const Shape& s = spec.shape;
-  const CudaDevice device{"sm100a", "Blackwell (sm_100a)", "sm_100a (B200)", 10, 0, "kgen::sm100a"};
+  const CudaDevice device{"sm100a", "Blackwell (sm_100a)", "sm_100a (B200)", 10, 0};
   KernelPlan kernel = plan_cuda_forward(spec, gpu, device, kSm100aThreads, sm100a_smem_budget(spec, gpu).total());
   kernel.template_path = "sm100a/forward/kernel.cu.tmpl";
 

@@ -151,7 +151,6 @@ KernelPlan plan_sm90a_backward_kernel(const Spec& spec, const GpuTarget& tiling)
   const std::vector<int64_t> order = heaviest_first(steps_per_kv_block);
 
   const PartialTileMask partial_mask = partial_tile_mask(spec.masks, forward_lists);
-  const bool any_partial = partial_mask != PartialTileMask::kNone;
   const bool predicate = partial_mask == PartialTileMask::kPredicate;
   const bool bitmask = partial_mask == PartialTileMask::kBitmask;
   const std::string letters = dtype_info(spec.dtype).wgmma_letters;
@@ -203,11 +202,8 @@ KernelPlan plan_sm90a_backward_kernel(const Spec& spec, const GpuTarget& tiling)
       {"exp2_scale", cuda_float_literal(spec.softcap ? *spec.softcap * log2e : spec.scale * log2e)},
       {"scale", cuda_float_literal(spec.scale)},
       {"score_mod", spec.softcap ? "kgen::cuda::Softcap<Config>" : "kgen::cuda::NoScoreMod"},
-      {"mask_policy", !any_partial ? "kgen::sm90a::NoTransposedMask"
-                      : predicate  ? "kgen::sm90a::TransposedPredicateMask<Config>"
-                                   : "kgen::sm90a::TransposedBitmaskMask<Config>"},
-      {"segment_mask",
-       spec.segment_ids ? "kgen::sm90a::TransposedSegmentMask<Config>" : "kgen::sm90a::NoTransposedSegmentMask"},
+      {"mask_policy", cuda_mask_policy(partial_mask)},
+      {"segment_mask", cuda_segment_mask_policy(spec.segment_ids)},
       {"sinks", spec.sinks ? "true" : "false"},
       {"has_sinks", spec.sinks},
       {"operands", optional_backward_operands(spec, true)},

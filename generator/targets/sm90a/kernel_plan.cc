@@ -42,7 +42,7 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
   const int64_t consumers = gpu.block_q / kRowsPerConsumerWarpgroup;
   const Sm90aRegisterSplit registers = sm90a_register_split(consumers);
   const int64_t threads = 128 * (consumers + 1);  // a producer warpgroup and the consumers
-  const CudaDevice device{"sm90a", "Hopper (sm_90a)", "sm_90a (H100/H200)", 9, 0, "kgen::sm90a"};
+  const CudaDevice device{"sm90a", "Hopper (sm_90a)", "sm_90a (H100/H200)", 9, 0};
   KernelPlan kernel = plan_cuda_forward(spec, gpu, device, threads, gpu_smem_budget(spec, gpu).total());
   kernel.template_path = "sm90a/forward/kernel.cu.tmpl";
 

@@ -10,8 +10,10 @@
 
 #include <cute/tensor.hpp>
 #include <cutlass/arch/barrier.h>
-#include <cutlass/numeric_conversion.h>
 
+#include "cuda/convert.cuh"
+#include "cuda/named_barriers.cuh"
+#include "cuda/ring.cuh"
 #include "cuda/work.cuh"
 #include "sm100a/forward/kernel_traits.cuh"
 #include "sm100a/forward/schedule.cuh"
@@ -23,9 +25,8 @@ namespace sm100a {
 
 // Tensor memory is read and written 32 columns at a time (one LDTM.x32 / STTM.x32).
 constexpr int kCorrectionColumns = 32;
-// The correction warpgroup's named barrier (CUTLASS's NamedBarrier places it past the ids
-// it reserves, so it never meets __syncthreads' barrier 0).
-constexpr int kEpilogueBarrier = 1;
+// The correction warpgroup: warps 4-7 (kernel.cuh).
+constexpr int kCorrectionWarpgroup = 1;
 
 template <class Config>
 CUTE_DEVICE void rescale_o(uint32_t o_address, float scale) {
@@ -72,6 +73,11 @@ CUTE_DEVICE void correct_and_store(Params const& params,
   Tensor mO = params.tma.o.get_tma_tensor(
       make_shape(Config::kQLen, kHeadDimV, Config::kQHeads, Config::kBatch));
 
+  // The S/P buffers alternate over the CTA's tiles; o_full completes once per product of P V
+  // (one per tile), out_scale_full once per live item.
+  using Buffer = cuda::RingPosition<2>;
+  using Once = cuda::RingPosition<1>;
+
   for_each_work_item<Config>([&](cuda::CtaWork const& work, ItemCounts const& at) {
     if (work.tile_count == 0) {
       store_zeros<Config>(params, work, row);
@@ -80,16 +86,18 @@ CUTE_DEVICE void correct_and_store(Params const& params,
     CUTE_NO_UNROLL
     for (int t = 0; t < work.tile_count; ++t) {
       const int g = at.tiles + t;  // the CTA's tile count
-      wait(&smem.scale_full[g % 2], (g / 2) & 1);
-      const float scale = smem.row_scale[g % 2][row];
+      const Buffer buffer = Buffer::at(g);
+      wait(&smem.scale_full[buffer.stage], buffer.phase);
+      const float scale = smem.row_scale[buffer.stage][row];
       if (t > 0) {  // O holds P V of the item's tiles before t once the last product is done
-        wait_for_tmem(&smem.o_full, (g - 1) & 1);
+        wait_for_tmem(&smem.o_full, Once::at(g - 1).phase);
         if (__any_sync(0xffffffffu, scale != 1.f)) rescale_o<Config>(o_address, scale);
       }
-      arrive_per_warp_after_tmem(&smem.p_full[g % 2]);
+      arrive_per_warp_after_tmem(&smem.p_full[buffer.stage]);
     }
-    wait_for_tmem(&smem.o_full, (at.tiles + work.tile_count - 1) & 1);  // every product is done
-    wait(&smem.out_scale_full, at.live & 1);
+    // Every product is done.
+    wait_for_tmem(&smem.o_full, Once::at(at.tiles + work.tile_count - 1).phase);
+    wait(&smem.out_scale_full, Once::at(at.live).phase);
     const float out_scale = smem.out_scale[row];
 
     // out = O * out_scale, row by row into shared memory (Q is no longer read: every product
@@ -104,16 +112,14 @@ CUTE_DEVICE void correct_and_store(Params const& params,
       cutlass::arch::fence_view_async_tmem_load();
       CUTE_UNROLL
       for (int c = 0; c < kCorrectionColumns; ++c) o[c] *= out_scale;
-      cutlass::NumericArrayConverter<Element, float, kCorrectionColumns> to_element;
-      const auto out =
-          to_element(*reinterpret_cast<cutlass::Array<float, kCorrectionColumns> const*>(o.data()));
+      array<uint4, kCorrectionColumns / 8> out;  // 8 elements of 16 bits each
+      cuda::convert_to_element<Element, kCorrectionColumns>(o.data(), out.data());
       CUTE_UNROLL
       for (int v = 0; v < kCorrectionColumns / 8; ++v)
-        *reinterpret_cast<uint4*>(&sO(row, chunk * kCorrectionColumns + 8 * v)) =
-            reinterpret_cast<uint4 const*>(&out)[v];
+        *reinterpret_cast<uint4*>(&sO(row, chunk * kCorrectionColumns + 8 * v)) = out[v];
     }
     cutlass::arch::fence_view_async_shared();  // generic-proxy writes, read next by the TMA unit
-    cutlass::arch::NamedBarrier::sync(128, kEpilogueBarrier);
+    cuda::sync_warpgroup(kCorrectionWarpgroup);
     if (row == 0) {
       Tensor gO = local_tile(mO(_, _, work.head, work.batch), Shape<_128, Int<kHeadDimV>>{},
                              make_coord(_, _0{}));

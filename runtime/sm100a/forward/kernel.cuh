@@ -30,6 +30,7 @@ namespace sm100a {
 
 // The first warp of each role (the table above); warps 0-3 are the softmax warpgroup.
 enum Warp : int { kCorrectionWarp0 = 4, kMmaWarp = 8, kLoadWarp = 9 };
+static_assert(kCorrectionWarp0 == 4 * kCorrectionWarpgroup, "correction.cuh's warpgroup");
 
 template <class Config, class Params>
 CUTE_DEVICE void forward(Params const& params) {

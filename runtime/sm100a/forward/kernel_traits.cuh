@@ -13,7 +13,7 @@
 //   MmaQK, MmaPV                     the tcgen05 atoms of S = Q K^T (SS) and O += P V (TS)
 //   kExp2Scale (float), ScoreMod     the score domain (cuda/score_mods.cuh)
 //   kRescaleThreshold (float)        how far (log2 units) the row max may rise before O is rescaled
-//   Mask, SegmentMask                the masks (masks.cuh, segment_mask.cuh)
+//   Mask, SegmentMask                the mask policies (cuda/masks.cuh)
 //   kLse, kSinks (bool)              the final statistics (softmax.cuh)
 //   tile_begin(list), tile_partial_count(list), tile_kv(entry), q_block_order(rank):
 //                                    the block plan's tables, device functions
@@ -23,6 +23,8 @@
 
 #include <cute/tensor.hpp>
 #include <cute/atom/mma_atom.hpp>
+
+#include "cuda/named_barriers.cuh"
 
 namespace kgen {
 namespace sm100a {
@@ -41,6 +43,7 @@ struct ForwardTraits {
   static_assert(Config::kKvBlocks == (Config::kKvLen + kBlockKv - 1) / kBlockKv);
   static_assert(kBlockQ == 128, "one 128-row tcgen05 tile: one tensor-memory lane per q row");
   static_assert(Config::kThreads == 384, "softmax, correction and the other warpgroup");
+  static_assert(Config::kThreads <= 128 * cuda::kMaxWarpgroups, "a named barrier per warpgroup");
   static_assert(kHeadDimV <= kHeadDim, "O is staged in Q's shared memory");
 
   // ---- Tensor memory: 128 lanes (one per q row) by kTmemColumns 32-bit columns.

@@ -10,6 +10,7 @@
 #include <cutlass/arch/barrier.h>
 
 #include "cuda/kv_ring.cuh"
+#include "cuda/ring.cuh"
 #include "cuda/work.cuh"
 #include "sm100a/forward/kernel_traits.cuh"
 #include "sm100a/forward/schedule.cuh"
@@ -40,7 +41,8 @@ CUTE_DEVICE void load(Params const& params, typename ForwardTraits<Config>::Shar
     // still holds Q's memory (their ring stages are freed by that item's products alone).
     const int early = cute::min(work.tile_count, kStages);
     cuda::load_kv_ring<Config, Traits>(params, smem, work, at.tiles, 0, early);
-    if (at.live > 0) wait(&smem.q_empty, (at.live - 1) & 1);
+    // Q's memory is free once the last live item's epilogue stored its O.
+    if (at.live > 0) wait(&smem.q_empty, cuda::RingPosition<1>::at(at.live - 1).phase);
     cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&smem.q_full, Traits::kQBytes);
     copy(params.tma.q.with(smem.q_full), tQgQ(_, work.q_block), tQsQ);
     cuda::load_kv_ring<Config, Traits>(params, smem, work, at.tiles, early, work.tile_count);
@@ -50,8 +52,9 @@ CUTE_DEVICE void load(Params const& params, typename ForwardTraits<Config>::Shar
   // arrived before the CTA exits (nobody else waits for them; shared memory must outlive them).
   CUTE_NO_UNROLL
   for (int t = cute::max(end.tiles - kStages, 0); t < end.tiles; ++t) {
-    wait(&smem.k_empty[t % kStages], (t / kStages) & 1);
-    wait(&smem.v_empty[t % kStages], (t / kStages) & 1);
+    const cuda::RingPosition<kStages> ring = cuda::RingPosition<kStages>::at(t);
+    wait(&smem.k_empty[ring.stage], ring.phase);
+    wait(&smem.v_empty[ring.stage], ring.phase);
   }
 }
 

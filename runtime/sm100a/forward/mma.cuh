@@ -13,6 +13,7 @@
 #include <cute/tensor.hpp>
 #include <cutlass/arch/barrier.h>
 
+#include "cuda/ring.cuh"
 #include "cuda/work.cuh"
 #include "sm100a/forward/kernel_traits.cuh"
 #include "sm100a/forward/schedule.cuh"
@@ -28,7 +29,9 @@ CUTE_DEVICE void issue_mma(typename ForwardTraits<Config>::SharedStorage& smem,
   using namespace cute;
   using Traits = ForwardTraits<Config>;
   using Element = typename Config::Element;
-  constexpr int kStages = Config::kStages;
+  using Ring = cuda::RingPosition<Config::kStages>;  // the K/V ring
+  using Buffer = cuda::RingPosition<2>;              // S and P alternate over two buffers
+  using Once = cuda::RingPosition<1>;                // Q: once per live item
 
   typename ForwardMma<Config>::QK mma_qk;
   typename ForwardMma<Config>::PV mma_pv;
@@ -51,14 +54,16 @@ CUTE_DEVICE void issue_mma(typename ForwardTraits<Config>::SharedStorage& smem,
 
   for_each_work_item<Config>([&](cuda::CtaWork const& work, ItemCounts const& at) {
     if (work.tile_count == 0) return;
-    wait(&smem.q_full, at.live & 1);
+    wait(&smem.q_full, Once::at(at.live).phase);
     CUTE_NO_UNROLL
     for (int t = 0; t <= work.tile_count; ++t) {
       if (t < work.tile_count) {  // S(g % 2) = Q K(g)^T, g the CTA's tile count
         const int g = at.tiles + t;
-        const int stage = g % kStages;
-        wait(&smem.k_full[stage], (g / kStages) & 1);
-        tStS.data() = tmem_base + (g % 2 == 0 ? Traits::kTmemS0 : Traits::kTmemS1);
+        const Ring ring = Ring::at(g);
+        const int stage = ring.stage;
+        const int buffer = Buffer::at(g).stage;
+        wait(&smem.k_full[stage], ring.phase);
+        tStS.data() = tmem_base + (buffer == 0 ? Traits::kTmemS0 : Traits::kTmemS1);
         mma_qk.accumulate_ = UMMA::ScaleOut::Zero;
         CUTE_UNROLL
         for (int kb = 0; kb < size<2>(tSrQ); ++kb) {
@@ -66,14 +71,16 @@ CUTE_DEVICE void issue_mma(typename ForwardTraits<Config>::SharedStorage& smem,
           mma_qk.accumulate_ = UMMA::ScaleOut::One;
         }
         cutlass::arch::umma_arrive(&smem.k_empty[stage]);
-        cutlass::arch::umma_arrive(&smem.s_full[g % 2]);
+        cutlass::arch::umma_arrive(&smem.s_full[buffer]);
       }
       if (t > 0) {  // O += P(u) V(u), u = g - 1; O starts from zero at the item's first tile
         const int u = at.tiles + t - 1;
-        const int stage = u % kStages;
-        wait_for_tmem(&smem.p_full[u % 2], (u / 2) & 1);
-        wait(&smem.v_full[stage], (u / kStages) & 1);
-        tOrP.data() = p_zero + tmem_base + (u % 2 == 0 ? Traits::kTmemS0 : Traits::kTmemS1) +
+        const Ring ring = Ring::at(u);
+        const Buffer buffer = Buffer::at(u);
+        const int stage = ring.stage;
+        wait_for_tmem(&smem.p_full[buffer.stage], buffer.phase);
+        wait(&smem.v_full[stage], ring.phase);
+        tOrP.data() = p_zero + tmem_base + (buffer.stage == 0 ? Traits::kTmemS0 : Traits::kTmemS1) +
                       Traits::kTmemPOffset;
         mma_pv.accumulate_ = t == 1 ? UMMA::ScaleOut::Zero : UMMA::ScaleOut::One;
         CUTE_UNROLL

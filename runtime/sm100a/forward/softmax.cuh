@@ -17,10 +17,13 @@
 
 #include <cute/tensor.hpp>
 #include <cutlass/arch/barrier.h>
-#include <cutlass/numeric_conversion.h>
 
+#include "cuda/convert.cuh"
 #include "cuda/exp2.cuh"
+#include "cuda/finish_row.cuh"
+#include "cuda/ring.cuh"
 #include "cuda/score_mods.cuh"
+#include "cuda/score_tile.cuh"
 #include "cuda/work.cuh"
 #include "sm100a/forward/exp2_fma.cuh"
 #include "sm100a/forward/kernel_traits.cuh"
@@ -39,39 +42,50 @@ CUTE_DEVICE void softmax(Params const& params, typename ForwardTraits<Config>::S
   using Element = typename Config::Element;
   using Mask = typename Config::Mask;
   using ScoreMod = typename Config::ScoreMod;
+  // S and P alternate over two tensor-memory buffers (kTmemS0, kTmemS1), counted over the
+  // CTA's tiles.
+  using Buffer = cuda::RingPosition<2>;
+  // S as this thread's registers see it: one row (a query) of the work item's q block, every
+  // column (key) of the kv tile (tmem.cuh).
+  using View = TmemRowView<Config::kBlockKv>;
+  using Tile = cuda::ScoreTile<View, cuda::TileRows::kQueries, Config::kBlockQ>;
+  using Segments = typename Config::SegmentMask::template Rows<Tile>;
   constexpr int kBlockKv = Config::kBlockKv;
   const int row = int(threadIdx.x) % 128;
+  const View view{row};
   constexpr int kPChunk = 64;  // keys of P per tensor-memory store
   // One exponential in kFmaExp2Every on the FMA pipe, the others on MUFU (exp2_fma.cuh).
   constexpr int kFmaExp2Every = 4;
   static_assert(kBlockKv % kPChunk == 0, "P is stored 32 columns at a time");
   array<float, kBlockKv> s;
+  Tensor scores = make_tensor(make_rmem_ptr(s.data()), make_layout(Int<kBlockKv>{}));
 
   for_each_work_item<Config>([&](cuda::CtaWork const& work, ItemCounts const& at) {
-    const int i = work.q_block * Config::kBlockQ + row;  // the query position
+    const int q_origin = work.q_block * Config::kBlockQ;
     // The row's running max, in the score domain x, and its sum of exp2(kExp2Scale (x -
     // row_max)) over the kept keys.
     float row_max = -INFINITY;
     float row_sum = 0.f;
-    const typename Config::SegmentMask segments(params, work.batch, i);
+    const Segments segments(params, work.batch, view, q_origin);
 
     CUTE_NO_UNROLL
     for (int t = 0; t < work.tile_count; ++t) {
-      const int slot = (at.tiles + t) % 2;  // S, P and the factors alternate over the CTA's tiles
+      // S, P and the factors alternate over the CTA's tiles.
+      const Buffer buffer = Buffer::at(at.tiles + t);
+      const int slot = buffer.stage;
       const uint32_t s_column = slot == 0 ? Traits::kTmemS0 : Traits::kTmemS1;
-      wait_for_tmem(&smem.s_full[slot], ((at.tiles + t) / 2) & 1);
+      wait_for_tmem(&smem.s_full[slot], buffer.phase);
       load_row<kBlockKv>(tmem_s<Config>(tmem_base + s_column), s);
       cutlass::arch::fence_view_async_tmem_load();
 
-      if constexpr (ScoreMod::kModifies) {  // before the masks: they stay -inf
-        Tensor scores = make_tensor(make_rmem_ptr(s.data()), make_layout(Int<kBlockKv>{}));
-        ScoreMod::apply(scores);
-      }
-      const int col_first = Config::tile_kv(work.tile_begin + t) * kBlockKv;
+      // Before the masks: they stay -inf.
+      if constexpr (ScoreMod::kModifies) ScoreMod::apply(scores);
+      const Tile tile{view, q_origin, Config::tile_kv(work.tile_begin + t) * kBlockKv,
+                      work.tile_begin + t};
       if constexpr (Mask::kMasksPartialTiles) {
-        if (t < work.partial_count) Mask::apply(s, work.tile_begin + t, row, i, col_first);
+        if (t < work.partial_count) Mask::apply(scores, tile);
       }
-      if constexpr (Config::SegmentMask::kMasks) segments.apply(s, col_first);
+      if constexpr (Segments::kMasks) segments.apply(scores, tile);
 
       float tile_max = -INFINITY;
       CUTE_UNROLL
@@ -101,9 +115,7 @@ CUTE_DEVICE void softmax(Params const& params, typename ForwardTraits<Config>::S
           sum += s[c];
         }
         array<uint32_t, kPChunk / 2> p;  // two 16-bit values per 32-bit column
-        cutlass::NumericArrayConverter<Element, float, kPChunk> to_element;
-        *reinterpret_cast<cutlass::Array<Element, kPChunk>*>(p.data()) = to_element(
-            *reinterpret_cast<cutlass::Array<float, kPChunk> const*>(s.data() + chunk * kPChunk));
+        cuda::convert_to_element<Element, kPChunk>(s.data() + chunk * kPChunk, p.data());
         store_row<kPChunk / 2>(
             tmem_columns<kPChunk / 2>(tmem_s<Config>(tmem_base),
                                       s_column + Traits::kTmemPOffset + chunk * kPChunk / 2),
@@ -114,30 +126,14 @@ CUTE_DEVICE void softmax(Params const& params, typename ForwardTraits<Config>::S
       arrive_per_warp_after_tmem(&smem.p_full[slot]);
     }
 
-    // out = O / l (0 for a row with nothing kept) and lse = m + log(l). A sink
-    // (Config::kSinks) is a logit with no value row: it joins the max and the sum only.
-    float max_log2 = row_max == -INFINITY ? -INFINITY : row_max * Config::kExp2Scale;
-    float sum = row_sum;
-    float out_scale;
-    if constexpr (Config::kSinks) {
-      const float sink_log2 = __ldg(params.sinks + work.head) * cuda::kLog2e;
-      const float new_max = fmaxf(max_log2, sink_log2);
-      const float base = new_max == -INFINITY ? 0.f : new_max;  // a sink of -inf is no sink
-      const float rescale = cuda::fast_exp2(max_log2 - base);
-      sum = sum * rescale + cuda::fast_exp2(sink_log2 - base);
-      max_log2 = new_max;
-      out_scale = sum > 0.f ? rescale / sum : 0.f;
-    } else {
-      out_scale = sum > 0.f ? 1.f / sum : 0.f;  // nothing kept: out = 0
-    }
-    if constexpr (Config::kLse) {
-      if (i < Config::kQLen)
-        params.lse[(int64_t(work.batch) * Config::kQHeads + work.head) * Config::kQLen + i] =
-            sum > 0.f ? (max_log2 + log2f(sum)) * cuda::kLn2 : -INFINITY;
-    }
+    // out = O * out_scale and the lse (cuda/finish_row.cuh).
+    const cuda::FinishedRow finished =
+        cuda::finish_row<Config>(row_max, row_sum, cuda::sink_log2<Config>(params, work.head));
+    if constexpr (Config::kLse)
+      cuda::store_lse<Config>(params, work.batch, work.head, q_origin + row, finished.lse);
     // An item with no tile hands nothing over: the correction warps write its zeros alone.
     if (work.tile_count > 0) {
-      smem.out_scale[row] = out_scale;
+      smem.out_scale[row] = finished.out_scale;
       arrive_per_warp(&smem.out_scale_full);
     }
   });

@@ -15,6 +15,24 @@
 namespace kgen {
 namespace sm100a {
 
+// A thread's row of a (128, kTileColumns) tensor-memory view loaded by load_row: one row
+// (its lane) and every column, column c in register c. The view masks read
+// (cuda/score_tile.cuh).
+template <int kTileColumns>
+struct TmemRowView {
+  static constexpr int kRows = 1;
+  static constexpr int kColumns = kTileColumns;
+  static constexpr int kMaxColumnBase = 0;
+  static constexpr int column_base = 0;
+
+  int lane;  // the thread's row: its tensor-memory lane
+
+  CUTE_HOST_DEVICE static constexpr int index(int /*r*/, int c) { return c; }
+  CUTE_HOST_DEVICE static constexpr int column_offset(int c) { return c; }
+  CUTE_DEVICE int row(int /*r*/) const { return lane; }
+  CUTE_DEVICE int column(int c) const { return c; }
+};
+
 template <class Config>
 struct ForwardMma {
   using QK = decltype(cute::make_tiled_mma(typename Config::MmaQK{}));

@@ -12,35 +12,20 @@
 #include <cute/tensor.hpp>
 #include <cute/atom/copy_atom.hpp>
 #include <cutlass/arch/barrier.h>
-#include <cutlass/numeric_conversion.h>
 
+#include "cuda/convert.cuh"
 #include "cuda/exp2.cuh"
+#include "cuda/mbarrier.cuh"
+#include "cuda/named_barriers.cuh"
+#include "cuda/ring.cuh"
+#include "cuda/score_tile.cuh"
 #include "sm90a/backward/kernel_traits.cuh"
 #include "sm90a/backward/wgmma.cuh"
 #include "sm90a/backward/work.cuh"
+#include "sm90a/wgmma.cuh"
 
 namespace kgen {
 namespace sm90a {
-
-// A 16-bit copy of an f32 accumulator fragment, in the same element order.
-template <class Element, class Source, class Destination>
-CUTE_DEVICE void convert_fragment(Source const& source, Destination& destination) {
-  constexpr int kSize = int(cute::size(Source{}.layout()));
-  cutlass::NumericArrayConverter<Element, float, kSize> convert;
-  *reinterpret_cast<cutlass::Array<Element, kSize>*>(destination.data()) =
-      convert(*reinterpret_cast<cutlass::Array<float, kSize> const*>(source.data()));
-}
-
-// An accumulator tile to shared memory (a (64, N) K-major tile) with stmatrix, as its 16-bit
-// Element; the caller fences and synchronizes before the tile is read.
-template <class Element, class TiledMma, class Fragment, class SmemTensor>
-CUTE_DEVICE void store_fragment(TiledMma const& mma, Fragment const& fragment, SmemTensor& tile,
-                                int thread) {
-  using namespace cute;
-  TiledCopy store = make_tiled_copy_C(Copy_Atom<SM90_U32x4_STSM_N, Element>{}, mma);
-  ThrCopy thr_store = store.get_thread_slice(thread);
-  copy(store, thr_store.retile_S(fragment), thr_store.partition_D(tile));
-}
 
 template <class Config, class Columns, class Params>
 CUTE_DEVICE void consume_backward(Params const& params,
@@ -53,19 +38,23 @@ CUTE_DEVICE void consume_backward(Params const& params,
   using Mask = typename Config::Mask;
   using ScoreMod = typename Config::ScoreMod;
   using Barrier = cutlass::arch::ClusterTransactionBarrier;
+  using Ring = cuda::RingPosition<Config::kStages>;
+  // S^T as this thread's registers see it: rows (keys) of the CTA's kv block, columns
+  // (queries) of the step's q block (sm90a/wgmma.cuh).
+  using Tile = cuda::ScoreTile<typename Mma::SView, cuda::TileRows::kKeys, Config::kBlockKv>;
+  using Segments = typename Config::SegmentMask::template Rows<Tile>;
   constexpr int kHeadDim = Config::kHeadDim;
   constexpr int kStages = Config::kStages;
   const int thread = int(threadIdx.x) % 128;
   const int lane = thread % 32;
   const int consumer = slot * Config::kDimParts + columns.part;
-  const int barrier_id = 1 + consumer;  // 0 is __syncthreads'
-  // This thread's rows of the S^T fragment are kv positions row_base and row_base + 8; its
-  // columns are q positions q_block * 64 + col_base + c + 8 n. In the dQ fragment the same
-  // indices are q rows (tile_row) and head_dim columns.
-  const int tile_row = (thread / 32) * 16 + lane / 4;
-  const int tile_row_base = slot * 64 + tile_row;  // within the kv block
-  const int row_base = work.kv_block * Config::kBlockKv + tile_row_base;
-  const int col_base = 2 * (lane % 4);
+  const int warp_group = 1 + consumer;  // the producer is warpgroup 0
+  const typename Mma::SView view(thread, slot * 64);
+  const int kv_origin = work.kv_block * Config::kBlockKv;
+  // In the dQ fragment the same registers are q rows (tile_row, within the q block) and
+  // head_dim columns (col_base + c + 8 n).
+  const int tile_row = Mma::SView::row_of_thread(thread);
+  const int col_base = view.column_base;
   const BackwardWorkspace<Config> workspace(params.workspace);
 
   typename Mma::SdP mma_sdp;
@@ -119,21 +108,18 @@ CUTE_DEVICE void consume_backward(Params const& params,
   clear(acc_dk);
   clear(acc_dv);
 
-  const typename Config::SegmentMask segments(params, work.batch, row_base);
-  auto release = [&](uint64_t* empty_barrier) {
-    __syncwarp();
-    if (lane == 0) cutlass::arch::ClusterBarrier::arrive(empty_barrier);
-  };
+  const Segments segments(params, work.batch, view, kv_origin);
+  auto release = [&](uint64_t* empty_barrier) { cuda::arrive_per_warp(empty_barrier, lane); };
 
   if (work.steps > 0) Barrier::wait(&smem.kv_full, 0);
   // Inlined: a call would cut the wgmma pipeline (ptxas serializes wgmma across calls).
   for_each_step<Config>(work, [&](BackwardStep const& step, int t) CUTLASS_LAMBDA_FUNC_INLINE {
-    const int stage = t % kStages;
-    const uint32_t phase = (t / kStages) & 1;
+    const Ring at = Ring::at(t);
+    const int stage = at.stage;
 
     // S^T = K Q^T and dP^T = V dO^T.
-    Barrier::wait(&smem.q_full[stage], phase);
-    Barrier::wait(&smem.dout_full[stage], phase);
+    Barrier::wait(&smem.q_full[stage], at.phase);
+    Barrier::wait(&smem.dout_full[stage], at.phase);
     warpgroup_fence_operand(acc_s);
     warpgroup_fence_operand(acc_dp);
     warpgroup_arrive();
@@ -145,12 +131,13 @@ CUTE_DEVICE void consume_backward(Params const& params,
     warpgroup_fence_operand(acc_dp);
 
     // The score domain and the masks, then P^T and dS^T from the forward's statistics.
-    const int col_first = step.q_block * Config::kBlockQ + col_base;
+    const Tile tile{view, kv_origin, step.q_block * Config::kBlockQ, step.entry};
+    const int col_first = tile.column_origin + col_base;
     if constexpr (ScoreMod::kModifies) ScoreMod::apply(acc_s);  // before the masks: they stay -inf
     if constexpr (Mask::kMasksPartialTiles) {
-      if (step.partial) Mask::apply(acc_s, step.entry, tile_row_base, row_base, col_first);
+      if (step.partial) Mask::apply(acc_s, tile);
     }
-    if constexpr (Config::SegmentMask::kMasks) segments.apply(acc_s, col_first);
+    if constexpr (Segments::kMasks) segments.apply(acc_s, tile);
     const int64_t row_of_head =
         (int64_t(work.batch) * Config::kQHeads + step.head) * Config::kQPadded + col_first;
     const float2* lse_log2 = reinterpret_cast<const float2*>(workspace.lse_log2 + row_of_head);
@@ -171,8 +158,8 @@ CUTE_DEVICE void consume_backward(Params const& params,
         }
       }
     }
-    convert_fragment<Element>(acc_s, frag_p);
-    convert_fragment<Element>(acc_dp, frag_ds);
+    cuda::convert_fragment<Element>(acc_s, frag_p);
+    cuda::convert_fragment<Element>(acc_dp, frag_ds);
 
     // dV += P^T dO and dK += dS^T Q.
     warpgroup_fence_operand(acc_dv);
@@ -189,8 +176,8 @@ CUTE_DEVICE void consume_backward(Params const& params,
     // dS^T to shared memory for dQ, only now: an in-flight wgmma's register operands (frag_ds)
     // must not be read.
     store_fragment<Element>(mma_sdp, frag_ds_c, sDs, thread);
-    cutlass::arch::fence_view_async_shared();            // generic-proxy writes, read next by wgmma
-    cutlass::arch::NamedBarrier::sync(128, barrier_id);  // every warp's dS^T rows are written
+    cutlass::arch::fence_view_async_shared();  // generic-proxy writes, read next by wgmma
+    cuda::sync_warpgroup(warp_group);          // every warp's dS^T rows are written
     release(&smem.q_empty[stage]);
     release(&smem.dout_empty[stage]);
 
@@ -225,7 +212,7 @@ CUTE_DEVICE void consume_backward(Params const& params,
     // Each warp's wait covers only its own slice of the dQ product, which reads every row of
     // dS^T and K: no warp may write the next step's dS^T (or, after the last step, dK over the
     // K tile) before all four are done reading.
-    cutlass::arch::NamedBarrier::sync(128, barrier_id);
+    cuda::sync_warpgroup(warp_group);
   });
 
   // dK = scale * acc (dS is the gradient of the unscaled q.k) and dV, over the slot's own K
@@ -237,8 +224,8 @@ CUTE_DEVICE void consume_backward(Params const& params,
   for (int e = 0; e < size(acc_dk); ++e) acc_dk(e) *= Config::kScale;
   Tensor frag_dk = make_tensor_like<Element>(acc_dk);
   Tensor frag_dv = make_tensor_like<Element>(acc_dv);
-  convert_fragment<Element>(acc_dk, frag_dk);
-  convert_fragment<Element>(acc_dv, frag_dv);
+  cuda::convert_fragment<Element>(acc_dk, frag_dk);
+  cuda::convert_fragment<Element>(acc_dv, frag_dv);
   Tensor sKPart = column_window(sK, Shape<_64, DkWidth>{}, make_coord(0, columns.dk_first));
   Tensor sVPart = column_window(sV, Shape<_64, DvWidth>{}, make_coord(0, columns.dv_first));
   auto write_window = [&] {
@@ -246,17 +233,16 @@ CUTE_DEVICE void consume_backward(Params const& params,
     store_fragment<Element>(mma_dv, frag_dv, sVPart, thread);
     cutlass::arch::fence_view_async_shared();  // generic-proxy writes, read next by the TMA unit
   };
-  constexpr int kSlotThreads = 128 * Config::kDimParts;
   if constexpr (Config::kDimParts == 1) {
     write_window();
-    cutlass::arch::NamedBarrier::sync(kSlotThreads, barrier_id);
+    cuda::sync_warpgroup(warp_group);
   } else {
-    const int slot_barrier_id = 1 + Config::kConsumers + slot;
-    cutlass::arch::NamedBarrier::sync(kSlotThreads, slot_barrier_id);  // K and V are read no more
+    constexpr int kSlotThreads = 128 * Config::kDimParts;
+    cuda::sync_warpgroup_set(slot, kSlotThreads);  // K and V are read no more
     if (columns.part == 1) write_window();
-    cutlass::arch::NamedBarrier::sync(kSlotThreads, slot_barrier_id);
+    cuda::sync_warpgroup_set(slot, kSlotThreads);
     if (columns.part == 0) write_window();
-    cutlass::arch::NamedBarrier::sync(kSlotThreads, slot_barrier_id);
+    cuda::sync_warpgroup_set(slot, kSlotThreads);
   }
   if (columns.part == 0 && thread / 32 == 0 && cute::elect_one_sync()) {
     const int tile = work.kv_block * Config::kKvSlots + slot;

@@ -12,7 +12,7 @@
 //   kSharedBudget                    kgen's shared-memory budget, bytes
 //   MmaSdP, MmaDk, MmaDv, MmaDq      the wgmma atoms (wgmma.cuh)
 //   kExp2Scale, kScale (float), ScoreMod     the score domain (cuda/score_mods.cuh)
-//   Mask, SegmentMask                the transposed masks (masks.cuh)
+//   Mask, SegmentMask                the mask policies (cuda/masks.cuh), on S^T tiles
 //   kSinks (bool)                    dsinks (preprocess.cuh)
 //   step_begin(list), step_partial_count(list), step_q(entry), kv_block_order(rank):
 //                                    the transposed block plan's tables, device functions
@@ -25,8 +25,8 @@
 #include <cute/atom/copy_traits_sm90_tma.hpp>
 #include <cute/atom/mma_atom.hpp>
 
-#include "cuda/forward_tma.cuh"
-#include "sm90a/forward/kernel_traits.cuh"
+#include "cuda/named_barriers.cuh"
+#include "cuda/tma.cuh"
 
 namespace kgen {
 namespace sm90a {
@@ -72,6 +72,8 @@ struct BackwardTraits {
   static_assert(kConsumers == kKvSlots * Config::kDimParts,
                 "kDimParts consumer warpgroups per slot");
   static_assert(Config::kThreads == 128 * (kConsumers + 1), "one producer warpgroup");
+  static_assert(kConsumers + 1 <= cuda::kMaxWarpgroups && kKvSlots <= cuda::kMaxWarpgroupSets,
+                "a named barrier per warpgroup and per kv slot");
   static_assert(Config::kQPadded == 64 * Config::kQBlocks);
   static_assert(Config::kKvBlocks == (Config::kKvLen + Config::kBlockKv - 1) / Config::kBlockKv);
 

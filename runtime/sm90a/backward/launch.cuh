@@ -7,6 +7,7 @@
 #include <cute/atom/copy_traits_sm90_tma.hpp>
 
 #include "cuda/launch_checks.cuh"
+#include "cuda/tma.cuh"
 #include "sm90a/backward/kernel_traits.cuh"
 
 namespace kgen {

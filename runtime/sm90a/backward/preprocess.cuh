@@ -9,6 +9,7 @@
 
 #include <cute/config.hpp>
 
+#include "cuda/convert.cuh"
 #include "cuda/exp2.cuh"
 #include "sm90a/backward/kernel_traits.cuh"
 
@@ -80,8 +81,8 @@ CUTE_DEVICE void backward_postprocess(Params const& params) {
       ((int64_t(batch) * Config::kQHeads + head) * Config::kQPadded + i) * Config::kHeadDim)[pair];
   Element* dq = static_cast<Element*>(params.dq) + batch * params.dq_strides.batch +
                 head * params.dq_strides.head + i * params.dq_strides.row + 2 * pair;
-  dq[0] = Element(acc.x * Config::kScale);
-  dq[1] = Element(acc.y * Config::kScale);
+  const float scaled[2] = {acc.x * Config::kScale, acc.y * Config::kScale};
+  cuda::convert_to_element<Element, 2>(scaled, dq);  // even strides: the pair is 4-byte aligned
 }
 
 }  // namespace sm90a

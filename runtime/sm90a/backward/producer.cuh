@@ -8,6 +8,7 @@
 #include <cute/tensor.hpp>
 #include <cutlass/arch/barrier.h>
 
+#include "cuda/ring.cuh"
 #include "sm90a/backward/kernel_traits.cuh"
 #include "sm90a/backward/work.cuh"
 
@@ -55,8 +56,9 @@ CUTE_DEVICE void produce_backward(Params const& params,
   }
 
   for_each_step<Config>(work, [&](BackwardStep const& step, int t) {
-    const int stage = t % kStages;
-    const uint32_t empty_phase = ((t / kStages) & 1) ^ 1;  // a fresh barrier passes parity 1
+    const cuda::RingPosition<kStages> at = cuda::RingPosition<kStages>::at(t);
+    const int stage = at.stage;
+    const uint32_t empty_phase = at.empty_phase();
     Tensor gQ = tiles_of(params.tma.q, kD, Config::kQLen, Config::kQHeads, step.head);
     Tensor gDo = tiles_of(params.tma.dout, kDv, Config::kQLen, Config::kQHeads, step.head);
     auto [tQgQ, tQsQ] = tma_partition(params.tma.q, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sQ),

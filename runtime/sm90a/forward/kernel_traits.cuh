@@ -10,7 +10,7 @@
 //   kSharedBudget                    kgen's shared-memory budget, bytes
 //   MmaQK, MmaPV                     the wgmma atoms of S = Q K^T and O += P V
 //   kExp2Scale (float), ScoreMod     the score domain (cuda/score_mods.cuh)
-//   Mask, SegmentMask                the masks (masks.cuh, segment_mask.cuh)
+//   Mask, SegmentMask                the mask policies (cuda/masks.cuh)
 //   kLse, kSinks (bool)              the epilogue's statistics (epilogue.cuh)
 //   tile_begin(list), tile_partial_count(list), tile_kv(entry), q_block_order(rank):
 //                                    the block plan's tables, device functions
@@ -22,6 +22,8 @@
 #include <cute/atom/copy_atom.hpp>
 #include <cute/atom/copy_traits_sm90_tma.hpp>
 #include <cute/atom/mma_atom.hpp>
+
+#include "cuda/named_barriers.cuh"
 
 namespace kgen {
 namespace sm90a {
@@ -40,6 +42,7 @@ struct ForwardTraits {
   static_assert(Config::kKvBlocks == (Config::kKvLen + kBlockKv - 1) / kBlockKv);
   static_assert(Config::kBlockQ == 64 * kConsumers, "one consumer warpgroup per 64 q rows");
   static_assert(Config::kThreads == 128 * (kConsumers + 1), "one producer warpgroup");
+  static_assert(kConsumers + 1 <= cuda::kMaxWarpgroups, "a named barrier per warpgroup");
   static_assert(kHeadDimV <= kHeadDim, "O is staged in the consumer's Q tile");
 
   // ---- Shared memory layouts (128-byte swizzle, as wgmma and TMA expect them)

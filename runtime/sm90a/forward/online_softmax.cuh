@@ -1,6 +1,8 @@
-// The online softmax of one consumer thread's two accumulator rows (docs/sm90a-kernel.md,
-// "Softmax in exp2"): running max and sum in the score domain x, the scores of a tile turned
-// into exp2(kExp2Scale * (x - max)), and the factor by which O's rows must be rescaled.
+// The online softmax of one consumer thread's rows of S (docs/sm90a-kernel.md, "Softmax in
+// exp2"): running max and sum in the score domain x, the scores of a tile turned into
+// exp2(kExp2Scale * (x - max)), and the factor by which O's rows must be rescaled. Rows and
+// columns are the accumulator view's (sm90a/wgmma.cuh); a row's columns are spread over a
+// quad of lanes.
 #pragma once
 
 #include <cmath>
@@ -10,26 +12,30 @@
 
 #include "cuda/exp2.cuh"
 #include "sm90a/forward/math.cuh"
+#include "sm90a/wgmma.cuh"
 
 namespace kgen {
 namespace sm90a {
 
 template <class Config>
 struct OnlineSoftmax {
-  // Rows r = 0, 1 of the thread, quad-replicated.
-  float row_max[2] = {-INFINITY, -INFINITY};
-  float row_sum[2] = {0.f, 0.f};  // this thread's columns only; summed over the quad at the end
+  using View = AccumulatorView<Config::kBlockKv>;
+  static constexpr int kRows = View::kRows;
+
+  // The thread's rows, quad-replicated.
+  float row_max[kRows] = {-INFINITY, -INFINITY};
+  float row_sum[kRows] = {0.f, 0.f};  // this thread's columns only; summed over the quad at the end
 
   // s: the masked scores of one tile in the score domain; they become probabilities
   // (unnormalized), and `correction` the factor the rows of O must be multiplied by.
   template <class Fragment>
-  CUTE_DEVICE void update(Fragment& s, float (&correction)[2]) {
+  CUTE_DEVICE void update(Fragment& s, float (&correction)[kRows]) {
     CUTE_UNROLL
-    for (int r = 0; r < 2; ++r) {
+    for (int r = 0; r < kRows; ++r) {
       float tile_max = row_max[r];
       CUTE_UNROLL
-      for (int n = 0; n < Config::kBlockKv / 8; ++n) {
-        tile_max = fmaxf(tile_max, fmaxf(s(2 * r + 4 * n), s(1 + 2 * r + 4 * n)));
+      for (int c = 0; c < View::kColumns; c += 2) {
+        tile_max = fmaxf(tile_max, fmaxf(s(View::index(r, c)), s(View::index(r, c + 1))));
       }
       tile_max = quad_max(tile_max);
       // A row with nothing kept so far keeps max -inf; exp2 then sees -inf - 0 = -inf -> 0.
@@ -38,29 +44,24 @@ struct OnlineSoftmax {
       row_max[r] = tile_max;
       float sum = 0.f;
       CUTE_UNROLL
-      for (int n = 0; n < Config::kBlockKv / 8; ++n) {
-        CUTE_UNROLL
-        for (int c = 0; c < 2; ++c) {
-          float& x = s(c + 2 * r + 4 * n);
-          x = cuda::fast_exp2(x * Config::kExp2Scale - max_scaled);
-          sum += x;
-        }
+      for (int c = 0; c < View::kColumns; ++c) {
+        float& x = s(View::index(r, c));
+        x = cuda::fast_exp2(x * Config::kExp2Scale - max_scaled);
+        sum += x;
       }
       row_sum[r] = row_sum[r] * correction[r] + sum;
     }
   }
 };
 
-// Multiplies the rows of an accumulator fragment (64 x N, N / 8 column groups) by `factor`.
+// Multiplies the rows of an accumulator fragment (64 x N: N / 2 values a thread) by `factor`.
 template <class Fragment>
 CUTE_DEVICE void scale_rows(Fragment& o, float const (&factor)[2]) {
+  using View = AccumulatorView<2 * int(decltype(cute::size(o))::value)>;
   CUTE_UNROLL
-  for (int n = 0; n < int(cute::size(o)) / 4; ++n) {
+  for (int c = 0; c < View::kColumns; ++c) {
     CUTE_UNROLL
-    for (int r = 0; r < 2; ++r) {
-      o(2 * r + 4 * n) *= factor[r];
-      o(1 + 2 * r + 4 * n) *= factor[r];
-    }
+    for (int r = 0; r < View::kRows; ++r) o(View::index(r, c)) *= factor[r];
   }
 }
 

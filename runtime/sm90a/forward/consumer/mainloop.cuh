@@ -7,8 +7,11 @@
 
 #include <cute/tensor.hpp>
 #include <cutlass/arch/barrier.h>
-#include <cutlass/numeric_conversion.h>
 
+#include "cuda/convert.cuh"
+#include "cuda/mbarrier.cuh"
+#include "cuda/ring.cuh"
+#include "cuda/score_tile.cuh"
 #include "cuda/work.cuh"
 #include "sm90a/forward/epilogue.cuh"
 #include "sm90a/forward/kernel_traits.cuh"
@@ -27,16 +30,17 @@ CUTE_DEVICE void consume(Params const& params, typename ForwardTraits<Config>::S
   using Element = typename Config::Element;
   using Mask = typename Config::Mask;
   using ScoreMod = typename Config::ScoreMod;
+  using Ring = cuda::RingPosition<Config::kStages>;
+  // S as this thread's registers see it: rows (queries) of the CTA's q block, columns (keys)
+  // of the kv tile (sm90a/wgmma.cuh).
+  using Tile = cuda::ScoreTile<typename Mma::SView, cuda::TileRows::kQueries, Config::kBlockQ>;
+  using Segments = typename Config::SegmentMask::template Rows<Tile>;
   constexpr int kBlockKv = Config::kBlockKv;
   constexpr int kHeadDimV = Config::kHeadDimV;
-  constexpr int kStages = Config::kStages;
   const int thread = int(threadIdx.x) % 128;
   const int lane = thread % 32;
-  // This thread's rows are row_base and row_base + 8 (query positions i); its columns of a
-  // tile are col_base + c + 8 n (key positions kv_block * kBlockKv + those).
-  const int tile_row_base = consumer * 64 + (thread / 32) * 16 + lane / 4;  // within the q block
-  const int row_base = work.q_block * Config::kBlockQ + tile_row_base;
-  const int col_base = 2 * (lane % 4);
+  const typename Mma::SView view(thread, consumer * 64);
+  const int q_origin = work.q_block * Config::kBlockQ;
 
   typename Mma::QK mma_qk;
   typename Mma::PV mma_pv;
@@ -57,96 +61,86 @@ CUTE_DEVICE void consume(Params const& params, typename ForwardTraits<Config>::S
   clear(acc_o);
 
   OnlineSoftmax<Config> softmax;
-  const typename Config::SegmentMask segments(params, work.batch, row_base);
+  const Segments segments(params, work.batch, view, q_origin);
 
   // Scores of tile t (kv block kv_block) in acc_s -> the score domain, the masks, the online
   // softmax; acc_s becomes the tile's probabilities and `correction` O's rescale factors.
-  auto softmax_tile = [&](int t, int kv_block, float (&correction)[2]) {
+  auto softmax_tile = [&](int t, int kv_block, float (&correction)[Mma::SView::kRows]) {
     if constexpr (ScoreMod::kModifies) ScoreMod::apply(acc_s);  // before the masks: they stay -inf
-    const int col_first = kv_block * kBlockKv + col_base;
+    const Tile tile{view, q_origin, kv_block * kBlockKv, work.tile_begin + t};
     if constexpr (Mask::kMasksPartialTiles) {
-      if (t < work.partial_count)
-        Mask::apply(acc_s, work.tile_begin + t, tile_row_base, row_base, col_first);
+      if (t < work.partial_count) Mask::apply(acc_s, tile);
     }
-    if constexpr (Config::SegmentMask::kMasks) segments.apply(acc_s, col_first);
+    if constexpr (Segments::kMasks) segments.apply(acc_s, tile);
     softmax.update(acc_s, correction);
   };
   // P = the probabilities in acc_s, as the A operand of the next O += P V.
-  auto probabilities_to_p = [&]() {
-    cutlass::NumericArrayConverter<Element, float, kBlockKv / 2> to_element;
-    *reinterpret_cast<cutlass::Array<Element, kBlockKv / 2>*>(frag_p.data()) =
-        to_element(*reinterpret_cast<cutlass::Array<float, kBlockKv / 2> const*>(acc_s.data()));
-  };
-  auto release = [&](uint64_t* empty_barrier) {
-    __syncwarp();
-    if (lane == 0) cutlass::arch::ClusterBarrier::arrive(empty_barrier);
-  };
+  auto probabilities_to_p = [&]() { cuda::convert_fragment<Element>(acc_s, frag_p); };
+  auto release = [&](uint64_t* empty_barrier) { cuda::arrive_per_warp(empty_barrier, lane); };
 
   if (work.tile_count > 0) {
     using Barrier = cutlass::arch::ClusterTransactionBarrier;
-    Barrier::wait(&smem.q_full, 0);
+    Barrier::wait(&smem.q_full, 0);  // Q is loaded once
 
     // Tile 0: S = Q K^T alone. (Peeled, so that no branch can leave a wgmma in flight while
     // its operands are redefined; ptxas would serialize every wgmma otherwise.)
-    Barrier::wait(&smem.k_full[0], 0);
+    const Ring first = Ring::at(0);
+    Barrier::wait(&smem.k_full[first.stage], first.phase);
     warpgroup_fence_operand(acc_s);
     warpgroup_arrive();
-    wgmma_tile(mma_qk, tSrQ, tSrK(_, _, _, 0), acc_s, true);
+    wgmma_tile(mma_qk, tSrQ, tSrK(_, _, _, first.stage), acc_s, true);
     warpgroup_commit_batch();
     warpgroup_wait<0>();
     warpgroup_fence_operand(acc_s);
-    release(&smem.k_empty[0]);
-    float correction[2];
+    release(&smem.k_empty[first.stage]);
+    float correction[Mma::SView::kRows];
     softmax_tile(0, Config::tile_kv(work.tile_begin), correction);  // O is still 0: no rescale
     probabilities_to_p();
 
     CUTE_NO_UNROLL
     for (int t = 1; t < work.tile_count; ++t) {
-      const int stage = t % kStages;
-      const uint32_t phase = (t / kStages) & 1;
-      const int previous_stage = (t - 1) % kStages;
-      const uint32_t previous_phase = ((t - 1) / kStages) & 1;
+      const Ring current = Ring::at(t);
+      const Ring previous = Ring::at(t - 1);
 
       // S = Q K^T of tile t and O += P V of tile t - 1, both in flight.
-      Barrier::wait(&smem.k_full[stage], phase);
+      Barrier::wait(&smem.k_full[current.stage], current.phase);
       warpgroup_fence_operand(acc_s);
       warpgroup_arrive();
-      wgmma_tile(mma_qk, tSrQ, tSrK(_, _, _, stage), acc_s, true);
+      wgmma_tile(mma_qk, tSrQ, tSrK(_, _, _, current.stage), acc_s, true);
       warpgroup_commit_batch();
-      Barrier::wait(&smem.v_full[previous_stage], previous_phase);
+      Barrier::wait(&smem.v_full[previous.stage], previous.phase);
       warpgroup_fence_operand(acc_o);
       warpgroup_fence_operand(frag_p);
       warpgroup_arrive();
-      wgmma_tile(mma_pv, frag_p, tOrV(_, _, _, previous_stage), acc_o, false);
+      wgmma_tile(mma_pv, frag_p, tOrV(_, _, _, previous.stage), acc_o, false);
       warpgroup_commit_batch();
       warpgroup_wait<1>();  // S is ready; P V may still run
       warpgroup_fence_operand(acc_s);
-      release(&smem.k_empty[stage]);
+      release(&smem.k_empty[current.stage]);
 
       softmax_tile(t, Config::tile_kv(work.tile_begin + t), correction);
 
       warpgroup_wait<0>();  // P V of tile t - 1 is done: its V stage and P are free
       warpgroup_fence_operand(acc_o);
-      release(&smem.v_empty[previous_stage]);
+      release(&smem.v_empty[previous.stage]);
       scale_rows(acc_o, correction);
       probabilities_to_p();
     }
 
     // O += P V of the last tile.
-    const int last_stage = (work.tile_count - 1) % kStages;
-    const uint32_t last_phase = ((work.tile_count - 1) / kStages) & 1;
-    Barrier::wait(&smem.v_full[last_stage], last_phase);
+    const Ring last = Ring::at(work.tile_count - 1);
+    Barrier::wait(&smem.v_full[last.stage], last.phase);
     warpgroup_fence_operand(acc_o);
     warpgroup_fence_operand(frag_p);
     warpgroup_arrive();
-    wgmma_tile(mma_pv, frag_p, tOrV(_, _, _, last_stage), acc_o, false);
+    wgmma_tile(mma_pv, frag_p, tOrV(_, _, _, last.stage), acc_o, false);
     warpgroup_commit_batch();
     warpgroup_wait<0>();
     warpgroup_fence_operand(acc_o);
-    release(&smem.v_empty[last_stage]);
+    release(&smem.v_empty[last.stage]);
   }
 
-  normalize_rows(params, softmax, acc_o, work, row_base, lane);
+  normalize_rows(params, softmax, acc_o, work, view, lane);
   store_o<Config>(params, smem, mma_pv, acc_o, work, consumer, thread);
 }
 
