@@ -213,6 +213,7 @@ class ClusterRunner {
       case Wait::Kind::cluster_barrier:
         if (cluster_.barrier_generation < w.wait.generation) return false;
         acquire(w, cluster_.barrier_completed);
+        w.cluster_acquired = w.wait.generation;
         w.wait = Wait{};
         return true;
       case Wait::Kind::async_group:
@@ -222,6 +223,10 @@ class ClusterRunner {
         return true;
       case Wait::Kind::tmem_alloc:  // id: the columns tcgen05.alloc asks for
         if (!tensor_memory_fits(cta, w.wait.id)) return false;
+        w.wait = Wait{};
+        return true;
+      case Wait::Kind::tmem_pair:  // tcgen05.alloc.cta_group::2, for the peer CTA's warp
+        if (!tensor_memory_pair_ready(cta)) return false;
         w.wait = Wait{};
         return true;
     }
@@ -322,6 +327,10 @@ class ClusterRunner {
         case Wait::Kind::async_group: s << ", waits for its bulk async-groups"; break;
         case Wait::Kind::wgmma: s << ", waits for wgmma of its warpgroup"; break;
         case Wait::Kind::tmem_alloc: s << ", waits in tcgen05.alloc for " << w.wait.id << " free tensor-memory columns"; break;
+        case Wait::Kind::tmem_pair:
+          s << ", waits in tcgen05.alloc.cta_group::2 for " << w.wait.id
+            << " columns with the peer CTA's warp (which has not joined, or the columns are not free in both)";
+          break;
         case Wait::Kind::none: s << ", blocked"; break;
       }
     }

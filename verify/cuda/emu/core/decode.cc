@@ -11,7 +11,7 @@ Type type_named(std::string_view s) {
       {"b128", Type::b128}, {"u8", Type::u8},     {"u16", Type::u16},       {"u32", Type::u32},   {"u64", Type::u64},
       {"s8", Type::s8},     {"s16", Type::s16},   {"s32", Type::s32},       {"s64", Type::s64},   {"f16", Type::f16},
       {"f16x2", Type::f16x2}, {"bf16", Type::bf16}, {"bf16x2", Type::bf16x2}, {"f32", Type::f32}, {"f64", Type::f64},
-      {"tf32", Type::tf32}, {"e4m3", Type::e4m3}, {"e5m2", Type::e5m2},
+      {"f32x2", Type::f32x2}, {"tf32", Type::tf32}, {"e4m3", Type::e4m3}, {"e5m2", Type::e5m2},
   };
   const auto it = table.find(s);
   return it == table.end() ? Type::none : it->second;
@@ -23,7 +23,7 @@ uint32_t type_bits(Type t) {
     case Type::b8: case Type::u8: case Type::s8: case Type::e4m3: case Type::e5m2: return 8;
     case Type::b16: case Type::u16: case Type::s16: case Type::f16: case Type::bf16: return 16;
     case Type::b32: case Type::u32: case Type::s32: case Type::f32: case Type::f16x2: case Type::bf16x2: case Type::tf32: return 32;
-    case Type::b64: case Type::u64: case Type::s64: case Type::f64: return 64;
+    case Type::b64: case Type::u64: case Type::s64: case Type::f32x2: case Type::f64: return 64;
     case Type::b128: return 128;
     case Type::none: return 0;
   }
@@ -92,6 +92,7 @@ const std::map<std::string, FamilyDecoder, std::less<>>& families() {
       {"tcgen05", decode_tcgen05},
       {"stmatrix", decode_matrix}, {"ldmatrix", decode_matrix},
       {"call", decode_call},       {"mapa", decode_cluster},
+      {"clusterlaunchcontrol", decode_cluster_launch},
   };
   return table;
 }

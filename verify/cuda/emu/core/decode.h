@@ -54,6 +54,7 @@ void decode_tcgen05(const ptx::Instruction&, const Modifiers&, Decoded&);    // 
 void decode_call(const ptx::Instruction&, const Modifiers&, Decoded&);       // exec_call.cc
 void decode_cp_async(const ptx::Instruction&, const Modifiers&, Decoded&);   // exec_cp_async.cc (non-bulk cp.async)
 void decode_cluster(const ptx::Instruction&, const Modifiers&, Decoded&);    // exec_cluster.cc (mapa, barrier.cluster)
+void decode_cluster_launch(const ptx::Instruction&, const Modifiers&, Decoded&);  // exec_cluster_launch.cc
 // For a call (decoded as one of __assertfail): picks the handler the callee's name asks for
 // (the name needs the module), refusing callees other than __assertfail and vprintf.
 void check_call_target(const ptx::Module& module, const ptx::Instruction& in, Decoded& d);  // exec_call.cc

@@ -194,7 +194,10 @@ class EmulatedDevice final : public Device {
     }
     LaunchStats stats;
     stats.ctas_in_grid = grid.count();
-    for (const Dim3& c : clusters) {
+    l.unlaunched.assign(clusters.begin(), clusters.end());
+    while (!l.unlaunched.empty()) {
+      const Dim3 c = l.unlaunched.front();
+      l.unlaunched.pop_front();
       run_cluster(l, c, stats);
       stats.ctas_run += l.cluster.count();
     }

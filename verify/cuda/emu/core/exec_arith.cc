@@ -1,5 +1,6 @@
-// add sub mul mad fma div rem abs neg min max copysign mul24 mad24: integer, f32, f64, and
-// f16/bf16 (scalar and x2, computed in f32 and rounded to the narrow type, as PTX defines).
+// add sub mul mad fma div rem abs neg min max copysign mul24 mad24: integer, f32 (scalar and the
+// packed .f32x2 of sm_100a's add/sub/mul/fma), f64, and f16/bf16 (scalar and x2, computed in f32
+// and rounded to the narrow type, as PTX defines).
 #include <cmath>
 
 #include "core/approximate.h"
@@ -96,15 +97,22 @@ Step run_arith(Warp& w, const Decoded& d, uint32_t mask) {
     const uint64_t y = inputs > 1 ? w.get(op(d, 2), lane, d) : 0;
     const uint64_t z = inputs > 2 ? w.get(op(d, 3), lane, d) : 0;
     uint64_t result;
-    if (t == Type::f32) {
-      float fx = f32(x), fy = f32(y), fz = f32(z);
+    auto single = [&](uint64_t x32, uint64_t y32, uint64_t z32) {
+      float fx = f32(x32), fy = f32(y32), fz = f32(z32);
       if (d.ftz) fx = flush(fx), fy = flush(fy), fz = flush(fz);
       float r;
       if (a == kDiv && (d.approx || d.mode2 == 2)) r = approximate(double{fx} / fy, kDivApprox, w, d, lane);
       else r = rounded(a, fx, fy, fz, d);
       if (d.ftz) r = flush(r);
       if (d.sat) r = std::isnan(r) ? 0.0f : std::clamp(r, 0.0f, 1.0f);
-      result = bits(r);
+      return uint64_t{bits(r)};
+    };
+    if (t == Type::f32) {
+      result = single(x, y, z);
+    } else if (t == Type::f32x2) {
+      // Two independent f32 operations on the halves of a .b64 register, each rounded as f32.
+      auto half = [](uint64_t v, int h) { return (v >> (32 * h)) & 0xffffffffu; };
+      result = single(half(x, 0), half(y, 0), half(z, 0)) | single(half(x, 1), half(y, 1), half(z, 1)) << 32;
     } else if (t == Type::f64) {
       result = bits(f64_op(a, f64(x), f64(y), f64(z)));
     } else if (t == Type::f16 || t == Type::bf16 || t == Type::f16x2 || t == Type::bf16x2) {
@@ -165,7 +173,9 @@ void decode_arith(const ptx::Instruction& in, const Modifiers& m, Decoded& d) {
     else throw Unsupported{"modifier ." + w};
   }
   if (m.full) d.mode2 = 2;  // div.full
-  if (d.type == Type::f32 && d.rounding != Rounding::none && d.rounding != Rounding::rn && d.rounding != Rounding::rz &&
+  if (d.type == Type::f32x2 && d.mode != kAdd && d.mode != kSub && d.mode != kMul && d.mode != kFma)
+    throw Unsupported{"f32x2 other than add, sub, mul, fma"};
+  if ((d.type == Type::f32 || d.type == Type::f32x2) && d.rounding != Rounding::none && d.rounding != Rounding::rn && d.rounding != Rounding::rz &&
       d.rounding != Rounding::rm && d.rounding != Rounding::rp)
     throw Unsupported{"rounding"};
   if (d.type == Type::f64 && d.rounding != Rounding::none && d.rounding != Rounding::rn)

@@ -75,11 +75,11 @@ void begin_async_write(Warp& w, const Decoded& d, Cta& target, uint32_t a, uint3
   }
 }
 
-// The copy landed: its bytes are written on behalf of the mbarrier at `mbar` (races.h), which
+// The copy landed: its bytes are written on behalf of the mbarrier at `mbar` of `signalled` (races.h), which
 // its readers must have waited for (or synchronized with a warp that did).
-void end_async_write(Cta& cta, uint32_t a, uint32_t bytes, uint32_t mbar) {
+void end_async_write(Cta& cta, uint32_t a, uint32_t bytes, Cta& signalled, uint32_t mbar) {
   if (cta.exited) throw EmulationError("a bulk copy lands in the shared memory of a CTA that has exited");
-  const auto barrier = cta.mbarriers.find(mbar);
+  const auto barrier = signalled.mbarriers.find(mbar);  // the peer's, for a .cta_group::2 copy
   for (uint32_t k = 0; k < bytes; ++k) {
     ShadowByte& s = cta.smem.shadow[a + k];
     --s.async_writes;
@@ -128,32 +128,37 @@ std::vector<int32_t> coordinates(Warp& w, const Decoded& d, const ptx::Operand& 
   return c;
 }
 
-void check_mbarrier_published(Warp& w, const Decoded& d, uint32_t mbar, int lane) {
-  const MBarrier& b = mbarrier_at(w, d, mbar);
-  const Cta& owner = mbarrier_owner(w, d, mbar);
-  const std::string where =
-      hex(shared_offset(mbar)) + (&owner == w.cta ? std::string() : " of cluster CTA rank " + std::to_string(owner.rank));
-  if (!b.fenced)
-    w.fail(d, "the async proxy uses the mbarrier at shared " + where + " (initialized at PTX line " +
-                  std::to_string(b.init_line) + ") with no fence.mbarrier_init or fence.proxy.async since its init",
-           lane);
-}
+// A copy accesses its mbarrier in the generic proxy ("This instruction accesses its mbarrier
+// operand using generic-proxy", PTX ISA 9.2, cp.async.bulk.tensor): the init must happen before
+// the issue, as for any other use (mbarrier_at), and needs no proxy fence.
+void check_mbarrier_published(Warp& w, const Decoded& d, uint32_t mbar, int) { mbarrier_at(w, d, mbar); }
 
-// cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes{.multicast::cluster}
-//   [dst], [map, {c}], [mbar]{, ctaMask}
+// cp.async.bulk.tensor.Nd{.cta_group::2}.shared::cluster.global.mbarrier::complete_tx::bytes
+//   {.multicast::cluster} [dst], [map, {c}], [mbar]{, ctaMask}
 // Without multicast, dst and mbar name one CTA's shared memory (a peer's through a
 // shared::cluster address). With it, the box lands at dst's offset in every CTA of ctaMask and
-// completes bytes on the mbarrier at mbar's offset in each of them.
+// completes bytes on the mbarrier at mbar's offset in each of them. With .cta_group::2 the
+// mbarrier may lie in the destination's peer CTA instead, and a multicast signals, for each
+// destination, the CTA of its pair whose rank has the parity of mbar's CTA (PTX ISA,
+// cp.async.bulk.tensor).
 Step run_tensor_load(Warp& w, const Decoded& d, uint32_t mask) {
   Cta& cta = *w.cta;
-  const bool multicast = d.mode == 1;
+  const bool multicast = d.mode == 1, pair = d.mode2 == 1;
   for_each_lane(mask, [&](int lane) {
     const uint32_t dst_operand = shared_address(w, d, op(d, 0), lane);
     const ptx::Operand& source = op(d, 1);
     const TensorMap map = read_tensor_map(w, d, source.elements[0], lane);
     const std::vector<int32_t> c = coordinates(w, d, source.elements[1], lane);
     const uint32_t mbar_operand = shared_address(w, d, op(d, 2), lane);
-    std::vector<Cta*> targets;
+    std::vector<Cta*> targets, signalled;  // where the box lands, whose mbarrier each completes
+    Cta& mbar_cta = mbarrier_owner(w, d, mbar_operand);
+    auto signalled_for = [&](Cta& target) -> Cta& {
+      if (!pair) return target;
+      const uint32_t rank = (target.rank & ~1u) | (mbar_cta.rank & 1u);
+      if (!cta.cluster || rank >= cta.cluster->ctas.size())
+        w.fail(d, "TMA load .cta_group::2 into CTA rank " + std::to_string(target.rank) + ", which has no peer CTA", lane);
+      return mbarrier_owner(w, d, cluster_shared_address(rank, mbar_operand));
+    };
     if (multicast) {
       const uint64_t cta_mask = w.get(op(d, 3), lane, d) & 0xffff;
       const size_t size = cta.cluster ? cta.cluster->ctas.size() : 1;
@@ -162,20 +167,27 @@ Step run_tensor_load(Warp& w, const Decoded& d, uint32_t mask) {
         w.fail(d, "TMA multicast ctaMask " + hex(cta_mask) + " names CTAs outside the cluster of " + std::to_string(size),
                lane);
       for (uint32_t r = 0; r < size; ++r)
-        if (cta_mask >> r & 1) targets.push_back(&shared_target(w, d, cluster_shared_address(r, 0), lane));
+        if (cta_mask >> r & 1) {
+          targets.push_back(&shared_target(w, d, cluster_shared_address(r, 0), lane));
+          signalled.push_back(&signalled_for(*targets.back()));
+        }
     } else {
       Cta& target = shared_target(w, d, dst_operand, lane);
-      if (&mbarrier_owner(w, d, mbar_operand) != &target)
-        w.fail(d, "TMA load whose destination and mbarrier lie in different CTAs", lane);
+      if (&mbar_cta != &target && !(pair && (mbar_cta.rank ^ target.rank) == 1))
+        w.fail(d, pair ? "TMA load .cta_group::2 whose mbarrier lies in neither its destination CTA nor that CTA's peer"
+                       : "TMA load whose destination and mbarrier lie in different CTAs",
+               lane);
       targets.push_back(&target);
+      signalled.push_back(&mbar_cta);
     }
     const uint32_t dst = shared_offset(dst_operand), mbar = shared_offset(mbar_operand);
     const uint32_t bytes = box_bytes(map);
-    for (Cta* target : targets) {
+    for (size_t k = 0; k < targets.size(); ++k) {
+      Cta* target = targets[k];
       const std::string problem = check_tma_tile(map, c.size(), dst, target->smem.limit);
       if (!problem.empty()) w.fail(d, "TMA load: " + problem, lane);
-      check_mbarrier_published(w, d, cluster_shared_address(target->rank, mbar), lane);
-      ++target->mbarriers.at(mbar).copies_in_flight;
+      check_mbarrier_published(w, d, cluster_shared_address(signalled[k]->rank, mbar), lane);
+      ++signalled[k]->mbarriers.at(mbar).copies_in_flight;
       begin_async_write(w, d, *target, dst, bytes, lane);
     }
     // The copy's completion releases, on the mbarrier, what its issuer had done (races.h).
@@ -184,18 +196,20 @@ Step run_tensor_load(Warp& w, const Decoded& d, uint32_t mask) {
     auto async = std::make_unique<AsyncOp>();
     async->what = w.where(d, lane);
     if (targets.size() == 1) {
-      async->signals_cta = targets.front();
+      async->signals_cta = signalled.front();
       async->signals_mbarrier = mbar;
     }
-    async->complete = [targets, map, c, dst, mbar, bytes, issued, what = async->what] {
-      for (Cta* target : targets) {
-        if (target->exited)
-          throw EmulationError(what + ": TMA load lands in cluster CTA rank " + std::to_string(target->rank) +
-                               ", which has exited");
-        end_async_write(*target, dst, bytes, mbar);
+    async->complete = [targets, signalled, map, c, dst, mbar, bytes, issued, what = async->what] {
+      for (size_t k = 0; k < targets.size(); ++k) {
+        Cta* target = targets[k];
+        for (const Cta* x : {target, signalled[k]})
+          if (x->exited)
+            throw EmulationError(what + ": TMA load lands in or signals cluster CTA rank " + std::to_string(x->rank) +
+                                 ", which has exited");
+        end_async_write(*target, dst, bytes, *signalled[k], mbar);
         const std::string error = tma_load_tile(map, c, target->smem.bytes, dst, global_reader(*target, what));
         if (!error.empty()) throw EmulationError(what + ": TMA load: " + error);
-        mbarrier_complete_tx(*target, mbar, bytes, issued, what);
+        mbarrier_complete_tx(*signalled[k], mbar, bytes, issued, what);
       }
     };
     cta.add_async(std::move(async));
@@ -252,7 +266,7 @@ Step run_bulk_load(Warp& w, const Decoded& d, uint32_t mask) {
     async->signals_cta = &target;
     async->signals_mbarrier = mbar;
     async->complete = [&target, dst, src, bytes, mbar, issued, what = async->what] {
-      end_async_write(target, dst, bytes, mbar);
+      end_async_write(target, dst, bytes, target, mbar);
       global_reader(target, what)(src, std::span<uint8_t>(target.smem.bytes.data() + dst, bytes));
       mbarrier_complete_tx(target, mbar, bytes, issued, what);
     };
@@ -317,7 +331,9 @@ void decode_bulk(const ptx::Instruction& in, const Modifiers& m, Decoded& d) {
     return;
   }
   d.mode = m.has("multicast::cluster");
+  d.mode2 = m.has("cta_group::2");
   if (d.mode && !m.has("tensor")) throw Unsupported{"multicast of non-tensor bulk copies"};
+  if (d.mode2 && !m.has("tensor")) throw Unsupported{".cta_group::2 with non-tensor bulk copies"};
   if (m.has("im2col") || m.has("im2col::w") || m.has("tile::gather4") || m.has("tile::scatter4"))
     throw Unsupported{"TMA modes other than tile"};
   const bool tensor = m.has("tensor");

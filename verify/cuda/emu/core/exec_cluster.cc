@@ -4,6 +4,11 @@
 // {.aligned}. Each thread arrives once per phase and waits for the phase it arrived in; a phase
 // completes when every non-exited thread of the cluster arrived (PTX ISA, barrier.cluster).
 // Arriving twice without a wait, or waiting without an arrival, is reported.
+// An arrival releases what the warp did (core/races.h) unless it is .relaxed: then only a
+// fence.{sc,acq_rel,release} before it makes it a release, and a fence.mbarrier_init before it
+// releases the mbarrier inits of the warp alone (PTX ISA, membar/fence: "Release local barrier
+// state via generic proxy: mbarrier.init; fence.mbarrier_init.release.cluster;
+// barrier.cluster.arrive.relaxed").
 #include <sstream>
 
 #include "core/decode.h"
@@ -44,7 +49,13 @@ Step run_cluster_arrive(Warp& w, const Decoded& d, uint32_t mask) {
   w.cluster_arrived |= mask;
   w.cluster_unwaited |= mask;
   w.cluster_wait_generation = cluster.barrier_generation + 1;
-  release(w, cluster.barrier_arrivals);
+  if (!d.mode || w.release_fenced) {
+    release(w, cluster.barrier_arrivals);
+  } else {
+    for (auto& [address, b] : w.cta->mbarriers)
+      if (b.init_agent == w.agent && b.fenced && !b.init_released_phase) b.init_released_phase = w.cluster_wait_generation;
+  }
+  w.release_fenced = false;
   cluster.try_complete_barrier();
   return Step::next;
 }
@@ -54,18 +65,20 @@ Step run_cluster_wait(Warp& w, const Decoded& d, uint32_t mask) {
   if (const uint32_t missing = mask & ~w.cluster_unwaited)
     w.fail(d, "waits at the cluster barrier without arriving first (barrier.cluster.arrive)", __builtin_ctz(missing));
   w.cluster_unwaited &= ~mask;
-  if (w.cta->cluster->barrier_generation < w.cluster_wait_generation)
+  if (w.cta->cluster->barrier_generation < w.cluster_wait_generation) {
     w.wait = Wait{Wait::Kind::cluster_barrier, 0, w.cluster_wait_generation, 0};  // the runner acquires on release
-  else
+  } else {
     acquire(w, w.cta->cluster->barrier_completed);
+    w.cluster_acquired = w.cluster_wait_generation;
+  }
   return Step::next;
 }
 
 }  // namespace
 
 Cta* Cluster::owner(Cta& executing, uint32_t address) const {
+  (void)executing;  // shared addresses name their CTA by rank (memory.h), the executing one too
   const int rank = shared_rank(address);
-  if (rank < 0) return &executing;
   if (static_cast<size_t>(rank) >= ctas.size()) return nullptr;
   return ctas[static_cast<size_t>(rank)];
 }
@@ -98,6 +111,7 @@ void decode_cluster(const ptx::Instruction& in, const Modifiers& m, Decoded& d) 
   // barrier.cluster.{arrive,wait}: memory-order qualifiers order nothing more in a sequential
   // emulator.
   d.mode2 = m.has("aligned");
+  d.mode = m.has("relaxed");
   for (const std::string& w : m.words)
     if (w != "cluster" && w != "arrive" && w != "wait" && w != "aligned" && w != "release" && w != "relaxed" &&
         w != "acquire")

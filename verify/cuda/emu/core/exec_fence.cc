@@ -35,6 +35,13 @@ Step run_mbarrier_init(Warp& w, const Decoded&, uint32_t) {
 
 Step run_ordering(Warp&, const Decoded&, uint32_t) { return Step::next; }
 
+// fence.{sc,acq_rel,release} at cluster scope or wider: a later relaxed cluster-barrier arrival
+// releases what the warp did before it (exec_cluster.cc).
+Step run_release_fence(Warp& w, const Decoded&, uint32_t) {
+  w.release_fenced = true;
+  return Step::next;
+}
+
 }  // namespace
 
 void decode_fence(const ptx::Instruction& in, const Modifiers& m, Decoded& d) {
@@ -44,10 +51,14 @@ void decode_fence(const ptx::Instruction& in, const Modifiers& m, Decoded& d) {
     d.run = run_proxy_async;
   } else if (m.has("mbarrier_init")) {
     d.run = run_mbarrier_init;
+  } else if (m.has("proxy") && m.has("release")) {
+    d.run = run_release_fence;  // e.g. fence.proxy.async::generic.release...: a release fence too
   } else if (m.has("proxy")) {
     d.run = run_ordering;  // fence.proxy.tensormap::generic etc.: tensor maps are immutable here
+  } else if (m.has("acquire") || m.has("cta")) {
+    d.run = run_ordering;  // an acquire fence, or a fence of CTA scope: nothing for the cluster barrier
   } else {
-    d.run = run_ordering;  // fence.{sc,acq_rel}.{cta,gpu,sys,cluster}
+    d.run = run_release_fence;  // fence{.sc,.acq_rel,.release}.{cluster,gpu,sys}
   }
 }
 

@@ -42,25 +42,26 @@ uint32_t address_of(Warp& w, const Decoded& d, const ptx::Operand& o, int lane) 
 }
 
 // init, inval and the waits name the executing CTA's own mbarriers (.shared::cta): the
-// operand as an offset in its shared memory.
+// operand's shared address, checked to name the executing CTA (memory.h).
 uint32_t own_address_of(Warp& w, const Decoded& d, const ptx::Operand& o, int lane) {
   const uint32_t a = address_of(w, d, o, lane);
   const int rank = shared_rank(a);
-  if (rank >= 0 && static_cast<uint32_t>(rank) != w.cta->rank)
+  if (static_cast<uint32_t>(rank) != w.cta->rank)
     w.fail(d, "names the mbarrier at shared " + hex(shared_offset(a)) + " of cluster CTA rank " + std::to_string(rank) +
                   ": only arrive, expect_tx and complete_tx may act on a peer CTA's mbarrier",
            lane);
-  return shared_offset(a);
+  return a;
 }
 
 Step run_init(Warp& w, const Decoded& d, uint32_t mask) {
   Cta& cta = *w.cta;
   for_each_lane(mask, [&](int lane) {
-    const uint32_t a = own_address_of(w, d, op(d, 0), lane);
+    const uint32_t address = own_address_of(w, d, op(d, 0), lane);
+    const uint32_t a = shared_offset(address);  // its key: the offset in the CTA's shared memory
     const uint64_t count = w.get(op(d, 1), lane, d);
     if (a % 8) w.fail(d, "mbarrier object at " + hex(a) + " is not 8-byte aligned", lane);
     // Bounds and pending asynchronous writes, as a generic write of the 8 bytes would see them.
-    w.access(ptx::Space::shared, a, 8, true, lane, d);
+    w.access(ptx::Space::shared, address, 8, true, lane, d);
     if (cta.mbarriers.count(a)) w.fail(d, "mbarrier at " + hex(a) + " initialized twice without mbarrier.inval", lane);
     if (count == 0 || count >= (1u << 20)) w.fail(d, "mbarrier count " + std::to_string(count) + " is out of range", lane);
     MBarrier b;
@@ -78,8 +79,9 @@ Step run_init(Warp& w, const Decoded& d, uint32_t mask) {
 
 Step run_inval(Warp& w, const Decoded& d, uint32_t mask) {
   for_each_lane(mask, [&](int lane) {
-    const uint32_t a = own_address_of(w, d, op(d, 0), lane);
-    mbarrier_at(w, d, a);
+    const uint32_t address = own_address_of(w, d, op(d, 0), lane);
+    mbarrier_at(w, d, address);
+    const uint32_t a = shared_offset(address);
     w.cta->mbarriers.erase(a);
     for (uint32_t k = 0; k < 8; ++k) w.cta->smem.shadow[a + k].mbarrier = 0;
   });
@@ -131,15 +133,16 @@ Step run_wait(Warp& w, const Decoded& d, uint32_t mask) {
   bool reported_false = false;
   Wait park;
   for_each_lane(mask, [&](int lane) {
-    const uint32_t a = own_address_of(w, d, op(d, 1), lane);
-    const MBarrier& b = mbarrier_at(w, d, a);
+    const uint32_t address = own_address_of(w, d, op(d, 1), lane);
+    const uint32_t a = shared_offset(address);  // the warp parks on the CTA's mbarrier at a
+    const MBarrier& b = mbarrier_at(w, d, address);
     const uint64_t operand = w.get(op(d, 2), lane, d);
     // .parity P: the phase of parity P completed, i.e. the current phase has the other parity.
     // A state token: the phase it was taken in has completed.
     const bool done = parity ? (b.phase & 1) != (operand & 1) : b.phase > operand;
     if (!done) park = Wait{Wait::Kind::mbarrier, a, b.phase, 0};
     const bool reported = done && !(blocking && w.cta->rng() % 16 == 0);  // try_wait's time limit
-    if (reported) acquire(w, b.completed);
+    if (reported && !d.relaxed) acquire(w, b.completed);  // .relaxed: no acquire
     reported_false |= !reported;
     w.set(op(d, 0), lane, reported, d);
   });
@@ -171,7 +174,8 @@ MBarrier& mbarrier_at(Warp& w, const Decoded& d, uint32_t address) {
   const MBarrier& b = it->second;
   // Its initialization must happen before every use (races.h): a use by another warp needs a
   // synchronization (a barrier, the cluster barrier) since.
-  if (b.init_agent != w.agent && !ordered_before(w, static_cast<uint16_t>(b.init_agent + 1), b.init_stamp))
+  const bool released = b.init_released_phase && w.cluster_acquired >= b.init_released_phase;
+  if (b.init_agent != w.agent && !released && !ordered_before(w, static_cast<uint16_t>(b.init_agent + 1), b.init_stamp))
     w.fail(d, "uses the mbarrier at shared " + hex(address) + " that " +
                   agent_name(w, static_cast<uint16_t>(b.init_agent + 1), false) + " initialized (PTX line " +
                   std::to_string(b.init_line) + ") with no synchronization since");
@@ -187,7 +191,7 @@ void mbarrier_arrive(Warp& w, const Decoded& d, uint32_t address, uint32_t count
                   std::to_string(b.init_line) + " for " + std::to_string(b.expected) + " arrivals per phase)" +
                   (&owner == w.cta ? std::string() : " of cluster CTA rank " + std::to_string(owner.rank)));
   if (released) merge(b.arrivals, *released);
-  else release(w, b.arrivals);
+  else if (!d.relaxed) release(w, b.arrivals);  // .relaxed: no release
   if (const std::string problem = complete_phase_if_done(b); !problem.empty()) w.fail(d, problem);
 }
 
@@ -213,6 +217,7 @@ void mbarrier_complete_tx(Cta& cta, uint32_t address, uint32_t bytes, const Vect
 
 void decode_mbarrier(const ptx::Instruction&, const Modifiers& m, Decoded& d) {
   d.space = m.space;
+  d.relaxed = m.has("relaxed");  // arrive defaults to .release, try_wait/test_wait to .acquire
   auto has = [&](const char* w) { return m.has(w); };
   if (has("init")) d.run = run_init;
   else if (has("inval")) d.run = run_inval;

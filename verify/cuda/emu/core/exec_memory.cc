@@ -17,9 +17,24 @@ uint64_t load_bytes(const uint8_t* p, uint32_t bytes) {
 
 void store_bytes(uint8_t* p, uint64_t v, uint32_t bytes) { std::memcpy(p, &v, bytes); }
 
+// A .b128 register is two slots, the low 64 bits first (ptx/parser.cc).
+ptx::Operand high_half(const ptx::Operand& o) {
+  ptx::Operand h = o;
+  h.reg = o.reg + 1;
+  return h;
+}
+
 Step run_ld(Warp& w, const Decoded& d, uint32_t mask) {
   const uint32_t bytes = type_bits(d.type) / 8;
   const ptx::Operand& dst = op(d, 0);
+  if (d.type == Type::b128) {
+    for_each_lane(mask, [&](int lane) {
+      const uint8_t* p = w.access(d.space, w.address(op(d, 1), lane, d), 16, false, lane, d);
+      w.set(dst, lane, load_bytes(p, 8), d);
+      w.set(high_half(dst), lane, load_bytes(p + 8, 8), d);
+    });
+    return Step::next;
+  }
   for_each_lane(mask, [&](int lane) {
     const uint64_t a = w.address(op(d, 1), lane, d);
     const uint8_t* p = w.access(d.space, a, bytes * d.vector, false, lane, d);
@@ -35,6 +50,15 @@ Step run_ld(Warp& w, const Decoded& d, uint32_t mask) {
 Step run_st(Warp& w, const Decoded& d, uint32_t mask) {
   const uint32_t bytes = type_bits(d.type) / 8;
   const ptx::Operand& src = op(d, 1);
+  if (d.type == Type::b128) {
+    for_each_lane(mask, [&](int lane) {
+      const uint64_t low = w.get(src, lane, d), high = w.get(high_half(src), lane, d);
+      uint8_t* p = w.access(d.space, w.address(op(d, 0), lane, d), 16, true, lane, d);
+      store_bytes(p, low, 8);
+      store_bytes(p + 8, high, 8);
+    });
+    return Step::next;
+  }
   for_each_lane(mask, [&](int lane) {
     const uint64_t a = w.address(op(d, 0), lane, d);
     uint64_t values[8];
@@ -127,8 +151,10 @@ void decode_memory(const ptx::Instruction& in, const Modifiers& m, Decoded& d) {
   }
   for (const std::string& w : m.words)
     if (!ignorable_hint(w)) throw Unsupported{"modifier ." + w};
-  if (d.type == Type::none || d.type == Type::b128) throw Unsupported{"type"};
+  if (d.type == Type::none || (d.type == Type::b128 && d.vector != 1)) throw Unsupported{"type"};
   d.run = in.parts[0] == "ld" ? run_ld : run_st;
+  const ptx::Operand& data = in.operands[d.run == run_ld ? 0 : 1];
+  if (d.type == Type::b128 && data.kind != ptx::Operand::Kind::reg) throw Unsupported{".b128 of other than a register"};
   // ld/st.param on a .param declared in the body is a call's argument slot, which lives in the
   // thread's local depot (the parser's Variable::call_slot); kernel parameters are read-only.
   if (d.space == ptx::Space::param) {

@@ -23,17 +23,23 @@
 //     the columns are taken (the other CTA an SM may hold is modelled absent), and a request
 //     only the requesting warp itself could ever make room for is reported at once;
 //     tcgen05.dealloc must free exactly one allocation; a CTA that exits holding tensor memory;
-//   * tcgen05.ld/st .32x32b: the warp's lane quarter (32 (warp % 4) ..), allocated columns;
-//     the registers of an ld are poisoned until tcgen05.wait::ld, the cells of an st until
-//     tcgen05.wait::st (another warp's access or an MMA reading them before is a finding);
+//   * tcgen05.ld/st (.32x32b, .16x64b, .16x128b, .16x256b, .16x32bx2: tensor/umma.h): the
+//     warp's lane quarter (32 (warp % 4) .., or either half of it), allocated columns;
+//     the cells of an st are pending until tcgen05.wait::st (another warp's access or an MMA
+//     reading them before is a finding), the cells an ld reads until tcgen05.wait::ld (a write
+//     of them before, by any warp or MMA, is a finding: the anti-dependency the PTX ISA's
+//     "Register dependencies, same thread" (9.7.16.6.4.5) says only wait::ld orders). The ld's
+//     destination registers may be read at once: that true register dependency is respected
+//     without a wait (same section); writing one before wait::ld is a finding (Warp::get/set);
 //   * cells an MMA writes (D) or reads (TS A) are poisoned until it completes, and its D
 //     writes are invisible until the mbarrier phase of a commit issued after it by the same
 //     thread has completed: an ld, st or MMA touching them earlier is a finding;
 //   * hand-offs of tensor memory between warps (a write then any access, or a read then a
-//     write, by different warps): the first warp's tcgen05.fence::before_thread_sync after its
-//     access (an MMA's commit stands for it), and the second warp's
-//     tcgen05.fence::after_thread_sync after that access (after the commit's arrival for an
-//     MMA's write), before its own access. Also at tcgen05.dealloc.
+//     write, by different warps) that no release/acquire synchronization orders (core/races.h;
+//     .relaxed mbarrier operations and barrier.cluster.arrive.relaxed order nothing): the first
+//     warp's tcgen05.fence::before_thread_sync after its access (an MMA's commit stands for it),
+//     and the second warp's tcgen05.fence::after_thread_sync after that access (after the
+//     commit's arrival for an MMA's write), before its own access. Also at tcgen05.dealloc.
 // Not checked: that a synchronization (mbarrier, bar.sync) actually lies between the fences
 // of a hand-off (a missing one is a race the shadow state sees only when the scheduler lets
 // it happen); the order of one warp's own tcgen05.st and later tcgen05.ld of the same cells;
@@ -93,12 +99,71 @@ std::string mma_at(const State& t, uint64_t seq_plus_one) {
   return "the tcgen05.mma at PTX line " + std::to_string(t.mmas[seq_plus_one - 1].line);
 }
 
+// ---- CTA pairs (.cta_group::2) ----
+
+// Who `w` is in the tensor memory `t`: its warp index in its own CTA's, kPeerIssuer + that index
+// in the peer CTA's (which a cta_group::2 MMA it issues writes too).
+int actor(const Warp& w, const State& t) {
+  return t.owner == w.cta ? static_cast<int>(w.index) : kPeerIssuer + static_cast<int>(w.index);
+}
+
+// Its tcgen05.fence timeline on the clock of `t`.
+State::WarpState& actor_state(Warp& w, State& t) { return t.owner == w.cta ? t.warp(w) : t.peer_warps[w.index]; }
+
+std::string warp_name(int warp) {
+  return warp >= kPeerIssuer ? "the peer CTA's warp " + std::to_string(warp - kPeerIssuer) : "warp " + std::to_string(warp);
+}
+
+// The CTA pair of the executing CTA, even CTA first: the two CTAs of its cluster whose
+// %cluster_ctarank differs in the last bit only (PTX ISA 9.7.16.5.1 "CTA Pair").
+std::array<Cta*, 2> pair_of(Warp& w, const Decoded& d, int lane) {
+  const Cluster* cluster = w.cta->cluster;
+  const uint32_t even = w.cta->rank & ~1u;
+  if (!cluster || even + 1 >= cluster->ctas.size())
+    w.fail(d, ".cta_group::2 in CTA rank " + std::to_string(w.cta->rank) + " of a cluster of " +
+                  std::to_string(cluster ? cluster->ctas.size() : 1) + ": it has no peer CTA",
+           lane);
+  return {cluster->ctas[even], cluster->ctas[even + 1]};
+}
+
+Cta* pair_peer(const Cta& cta) {
+  const Cluster* cluster = cta.cluster;
+  const uint32_t peer = cta.rank ^ 1u;
+  return cluster && peer < cluster->ctas.size() ? cluster->ctas[peer] : nullptr;
+}
+
+// "All tcgen05 instructions within a kernel must specify the same value for the .cta_group
+// qualifier" (PTX ISA, tcgen05.alloc and tcgen05.mma): checked per CTA.
+void note_group(Warp& w, const Decoded& d) {
+  State& t = tensor_memory(*w.cta);
+  const int group = static_cast<int>(d.imm);
+  if (t.cta_group && t.cta_group != group)
+    w.fail(d, "mixes .cta_group::" + std::to_string(t.cta_group) + " and .cta_group::" + std::to_string(group) +
+                  ": all tcgen05 instructions of a kernel must name the same .cta_group");
+  t.cta_group = group;
+}
+
+// A tcgen05.fence of a warp whose CTA works in a pair also enters the peer's tensor-memory
+// clock, where the hand-offs of the MMAs it issues into the peer's tensor memory are checked.
+void mirror_fence(Warp& w, bool after) {
+  if (tensor_memory(*w.cta).cta_group != 2) return;
+  Cta* peer = pair_peer(*w.cta);
+  if (!peer) return;
+  State& pt = tensor_memory(*peer);
+  State::WarpState& mine = pt.peer_warps[w.index];
+  (after ? mine.after_fence : mine.before_fence) = ++pt.clock;
+}
+
 // The MMA and tcgen05.st hazards of one cell for an access by warp `w`. `issuer_only`: the
 // access needs an MMA of this warp complete, not signalled (tcgen05.dealloc by the issuer).
 void check_cell(Warp& w, const Decoded& d, State& t, const TmemShadowCell& c, bool write, const char* mine,
                 uint32_t lane, uint32_t column, bool issuer_only = false) {
-  const int me = static_cast<int>(w.index);
+  const int me = actor(w, t);
   const std::string where = std::string(mine) + " of " + cell_name(lane, column);
+  if (write && c.ld_pending >= 0)
+    w.fail(d, where + ", which warp " + std::to_string(c.ld_pending) + " read with tcgen05.ld at PTX line " +
+                  std::to_string(c.read.line) +
+                  " and has not waited for with tcgen05.wait::ld: the load may still be reading it");
   // The MMAs one thread issues run in order: a later one may use what an earlier one writes
   // or reads (accumulation into the same D, S then P V). Threads are told apart by warp here.
   const bool pipelined = std::string_view(mine).starts_with("tcgen05.mma");
@@ -120,12 +185,12 @@ void check_cell(Warp& w, const Decoded& d, State& t, const TmemShadowCell& c, bo
   // never issued, and nothing reads the cells afterwards).
   const bool own_mma_done = c.write.mma && t.mmas[c.write.mma - 1].warp == me && t.mmas[c.write.mma - 1].complete &&
                             issuer_only;
-  if (c.write.mma && !own_mma_done && !t.published(*w.cta, c.write.mma - 1))
+  if (c.write.mma && !own_mma_done && !t.published(*t.owner, c.write.mma - 1))
     w.fail(d, where + ", which " + mma_at(t, c.write.mma) +
                   " wrote, before the mbarrier phase of a tcgen05.commit issued after that MMA completed: the access "
                   "races with the tensor core");
   if (write && c.read.mma && t.mmas[c.read.mma - 1].warp != me && !mine_in_order(c.read.mma) &&
-      !t.published(*w.cta, c.read.mma - 1))
+      !t.published(*t.owner, c.read.mma - 1))
     w.fail(d, where + ", which " + mma_at(t, c.read.mma) +
                   " reads as A, before the mbarrier phase of a commit issued after that MMA completed");
   if (c.st_pending >= 0 && c.st_pending != me)
@@ -136,12 +201,18 @@ void check_cell(Warp& w, const Decoded& d, State& t, const TmemShadowCell& c, bo
 // The fence pair of a hand-off from `prior` (another warp's access) to this warp's access.
 void check_handoff(Warp& w, const Decoded& d, State& t, const TmemAccess& prior, const char* prior_kind, const char* mine,
                    uint32_t lane, uint32_t column) {
-  const int me = static_cast<int>(w.index);
+  const int me = actor(w, t);
   if (prior.warp < 0 || prior.warp == me) return;
+  // "The standard memory consistency model synchronization mechanisms also apply to the tcgen05
+  // family of instructions" (PTX ISA 9.7.16.6.3): a release/acquire chain from the prior access
+  // to this warp (bar.sync, a non-.relaxed mbarrier arrive and wait, a commit's arrival) orders
+  // them. The fence pair below is what orders them otherwise (the ISA's canonical patterns,
+  // whose mbarrier operations are .relaxed).
+  if (prior.stamp && ordered_before(w, static_cast<uint16_t>(prior.agent + 1), prior.stamp)) return;
   uint64_t since = prior.time;
-  std::string what = "warp " + std::to_string(prior.warp) + "'s " + prior_kind + " at PTX line " + std::to_string(prior.line);
+  std::string what = warp_name(prior.warp) + "'s " + prior_kind + " at PTX line " + std::to_string(prior.line);
   if (prior.mma) {
-    const TmemPublication* p = t.published(*w.cta, prior.mma - 1);
+    const TmemPublication* p = t.published(*t.owner, prior.mma - 1);
     if (!p) return;  // check_cell reports it
     since = p->time;
     what += " (signalled by its commit)";
@@ -150,13 +221,69 @@ void check_handoff(Warp& w, const Decoded& d, State& t, const TmemAccess& prior,
                   ", but that warp issued no tcgen05.fence::before_thread_sync after its access: the thread "
                   "synchronization between them does not order tcgen05 operations without it");
   }
-  if (t.warp(w).after_fence <= since)
+  if (actor_state(w, t).after_fence <= since)
     w.fail(d, std::string(mine) + " of " + cell_name(lane, column) + " after " + what +
                   ", with no tcgen05.fence::after_thread_sync by this warp since: the thread synchronization does not "
                   "order its tcgen05 operations after the other warp's without it");
 }
 
 // ---- allocation ----
+
+// Writes the address of an allocation to tcgen05.alloc's [dst] (a weak generic-proxy store).
+void write_allocation(Warp& w, const Decoded& d, uint32_t mask, uint32_t taddr) {
+  const int lane = __builtin_ctz(mask);
+  const uint64_t dst = w.address(op(d, 0), lane, d);
+  uint8_t* p = w.access(d.space == ptx::Space::shared ? ptx::Space::shared : ptx::Space::none, dst, 4, true, lane, d);
+  std::memcpy(p, &taddr, 4);
+}
+
+// tcgen05.alloc.cta_group::2: one warp of each CTA of the pair, the first to come blocking until
+// the other does (PTX ISA 9.7.16.5, "Issue Granularity"); both get the same columns, free in
+// both CTAs' tensor memory.
+Step run_alloc_pair(Warp& w, const Decoded& d, uint32_t mask, uint32_t n) {
+  State& t = tensor_memory(*w.cta);
+  const std::array<Cta*, 2> pair = pair_of(w, d, -1);
+  Cta& peer = *pair[pair[0] == w.cta ? 1 : 0];
+  State& pt = tensor_memory(peer);
+  State::PairAllocation& mine = t.pair_alloc;
+  if (mine.waiting) {
+    if (!mine.done) {  // the peer's warp has not come yet
+      w.wait = Wait{Wait::Kind::tmem_pair, n, 0, 0};
+      return Step::blocked;
+    }
+    const uint32_t taddr = mine.taddr;
+    mine = State::PairAllocation{};
+    write_allocation(w, d, mask, taddr);
+    return Step::next;
+  }
+  State::PairAllocation& theirs = pt.pair_alloc;
+  if (!theirs.waiting || theirs.done) {
+    mine = State::PairAllocation{true, false, n, 0, d.in->line, static_cast<int>(w.index)};
+    w.wait = Wait{Wait::Kind::tmem_pair, n, 0, 0};
+    return Step::blocked;
+  }
+  if (theirs.columns != n)
+    w.fail(d, "tcgen05.alloc.cta_group::2 of " + std::to_string(n) + " columns, while the peer CTA's warp " +
+                  std::to_string(theirs.warp) + " asks for " + std::to_string(theirs.columns) + " (PTX line " +
+                  std::to_string(theirs.line) + ")");
+  uint32_t start = 0;
+  for (; start + n <= kTmemColumns; start += n) {
+    bool overlap = false;
+    for (const State* s : {&t, &pt})
+      for (const auto& [first, a] : s->allocations) overlap |= first < start + n && start < first + a.columns;
+    if (!overlap) break;
+  }
+  if (start + n > kTmemColumns) {  // until columns are freed in both
+    w.wait = Wait{Wait::Kind::tmem_pair, n, 0, 0};
+    return Step::blocked;
+  }
+  t.allocations[start] = State::Allocation{n, d.in->line, static_cast<int>(w.index)};
+  pt.allocations[start] = State::Allocation{n, theirs.line, theirs.warp};
+  theirs.done = true;
+  theirs.taddr = start;
+  write_allocation(w, d, mask, start);
+  return Step::next;
+}
 
 Step run_alloc(Warp& w, const Decoded& d, uint32_t mask) {
   require_whole_warp(w, d, mask);
@@ -166,6 +293,8 @@ Step run_alloc(Warp& w, const Decoded& d, uint32_t mask) {
     w.fail(d, "tcgen05.alloc of " + std::to_string(columns) + " columns: ncols must be a power of 2 in 32..512");
   if (!t.permit) w.fail(d, "tcgen05.alloc after this CTA's tcgen05.relinquish_alloc_permit");
   const uint32_t n = static_cast<uint32_t>(columns);
+  note_group(w, d);
+  if (d.imm == 2) return run_alloc_pair(w, d, mask, n);
   const uint32_t start = tensor_memory_first_fit(t, n);
   if (start == kTmemColumns) {
     bool others_hold = false;
@@ -179,16 +308,15 @@ Step run_alloc(Warp& w, const Decoded& d, uint32_t mask) {
     return Step::blocked;
   }
   t.allocations[start] = State::Allocation{n, d.in->line, static_cast<int>(w.index)};
-  const int lane = __builtin_ctz(mask);
-  const uint64_t dst = w.address(op(d, 0), lane, d);
-  uint8_t* p = w.access(d.space == ptx::Space::shared ? ptx::Space::shared : ptx::Space::none, dst, 4, true, lane, d);
-  const uint32_t taddr = start;  // lane 0, the first column
-  std::memcpy(p, &taddr, 4);
+  write_allocation(w, d, mask, start);  // lane 0, the first column
   return Step::next;
 }
 
+// With .cta_group::2 each CTA's warp frees its CTA's columns (the collective rendezvous is not
+// modelled: the ISA lets dealloc block for it, or not).
 Step run_dealloc(Warp& w, const Decoded& d, uint32_t mask) {
   require_whole_warp(w, d, mask);
+  note_group(w, d);
   State& t = tensor_memory(*w.cta);
   const uint32_t taddr = static_cast<uint32_t>(uniform(w, d, mask, [&](int l) { return w.get(op(d, 0), l, d); }, "taddr"));
   const uint64_t columns = uniform(w, d, mask, [&](int l) { return w.get(op(d, 1), l, d); }, "ncols");
@@ -211,6 +339,7 @@ Step run_dealloc(Warp& w, const Decoded& d, uint32_t mask) {
 
 Step run_relinquish(Warp& w, const Decoded& d, uint32_t mask) {
   require_whole_warp(w, d, mask);
+  note_group(w, d);
   tensor_memory(*w.cta).permit = false;
   return Step::next;
 }
@@ -221,39 +350,61 @@ uint32_t tmem_address(Warp& w, const Decoded& d, uint32_t mask, const ptx::Opera
   return static_cast<uint32_t>(uniform(w, d, mask, [&](int l) { return w.address(o, l, d); }, "the tensor-memory address"));
 }
 
-// Lane quarter and allocated columns of a .32x32b access of `columns` columns.
-void check_32x32b(Warp& w, const Decoded& d, State& t, uint32_t taddr, uint32_t columns) {
-  const std::string problem = check_tcgen05_32x32b(taddr, static_cast<int>(w.index), static_cast<int>(columns));
+// One tcgen05.ld/st: its shape (Decoded::mode2) and .num (Decoded::imm), the register vector,
+// .16x32bx2's immHalfSplitoff, the warp's address and the columns it spans from there.
+struct Movement {
+  TmemShape shape = TmemShape::k32x32b;
+  uint32_t registers = 0, split = 0, taddr = 0, columns = 0;
+  const ptx::Operand* regs = nullptr;
+};
+
+// ld: {r}, [taddr]{, split}; st: [taddr]{, split}, {r}. Checks the lane quarter (or half) the
+// warp may access and that every column lies in an allocation.
+Movement movement(Warp& w, const Decoded& d, uint32_t mask, State& t, bool load) {
+  Movement m;
+  m.shape = static_cast<TmemShape>(d.mode2);
+  m.registers = tcgen05_registers(m.shape, d.imm);
+  const bool split = m.shape == TmemShape::k16x32bx2;
+  m.regs = &op(d, load ? 0 : (split ? 2 : 1));
+  m.taddr = tmem_address(w, d, mask, op(d, load ? 1 : 0));
+  if (split) m.split = static_cast<uint32_t>(w.get(op(d, load ? 2 : 1), __builtin_ctz(mask), d));
+  const TmemCell base = tmem_cell(m.taddr);
+  for (int lane = 0; lane < 32; ++lane)
+    for (uint32_t r = 0; r < m.registers; ++r)
+      m.columns = std::max(m.columns, tcgen05_ld_st_cell(m.shape, m.taddr, lane, static_cast<int>(r), m.split).column -
+                                          base.column + 1);
+  const std::string problem = check_tcgen05_access(m.shape, m.taddr, static_cast<int>(w.index), m.columns);
   if (!problem.empty()) w.fail(d, problem);
-  const std::string alloc = t.check_allocated(tmem_cell(taddr).column, columns);
+  const std::string alloc = t.check_allocated(base.column, m.columns);
   if (!alloc.empty()) w.fail(d, alloc);
+  return m;
 }
 
 Step run_load(Warp& w, const Decoded& d, uint32_t mask) {
   require_whole_warp(w, d, mask);
   State& t = tensor_memory(*w.cta);
-  const ptx::Operand& regs = op(d, 0);
-  const uint32_t n = d.imm;
-  const uint32_t taddr = tmem_address(w, d, mask, op(d, 1));
-  check_32x32b(w, d, t, taddr, n);
-  const TmemCell base = tmem_cell(taddr);
+  const Movement m = movement(w, d, mask, t, true);
+  const ptx::Operand& regs = *m.regs;
   const uint64_t now = ++t.clock;
-  for (uint32_t r = 0; r < n; ++r) {
+  for (uint32_t r = 0; r < m.registers; ++r) {
     const uint32_t slot = regs.elements[r].reg;
     if (w.poisoned[slot])
       w.fail(d, "tcgen05.ld writes register " + w.cta->launch->program->function->register_names[slot] +
                     ", which an earlier tcgen05.ld still writes (no tcgen05.wait::ld between them)");
   }
   for (int lane = 0; lane < 32; ++lane)
-    for (uint32_t r = 0; r < n; ++r) {
-      const uint32_t tl = base.lane + static_cast<uint32_t>(lane), col = base.column + r;
+    for (uint32_t r = 0; r < m.registers; ++r) {
+      const TmemCell cell = tcgen05_ld_st_cell(m.shape, m.taddr, lane, static_cast<int>(r), m.split);
+      const uint32_t tl = cell.lane, col = cell.column;
       TmemShadowCell& c = t.cell(tl, col);
       check_cell(w, d, t, c, false, "tcgen05.ld", tl, col);
       check_handoff(w, d, t, c.write, c.write.mma ? "tcgen05.mma" : "tcgen05.st", "tcgen05.ld", tl, col);
-      c.read = TmemAccess{static_cast<int>(w.index), now, d.in->line, 0};
+      c.read = TmemAccess{static_cast<int>(w.index), now, d.in->line, 0, w.agent, w.vc[w.agent]};
+      if (c.ld_pending != static_cast<int>(w.index)) t.warp(w).ld_cells.push_back(tl * kTmemColumns + col);
+      c.ld_pending = static_cast<int>(w.index);
       w.reg(regs.elements[r].reg, lane) = c.value;
     }
-  for (uint32_t r = 0; r < n; ++r) {
+  for (uint32_t r = 0; r < m.registers; ++r) {
     const uint32_t slot = regs.elements[r].reg;
     w.written_at[slot] = w.instructions + 1;
     poison_ld(w, slot);
@@ -264,22 +415,20 @@ Step run_load(Warp& w, const Decoded& d, uint32_t mask) {
 Step run_store(Warp& w, const Decoded& d, uint32_t mask) {
   require_whole_warp(w, d, mask);
   State& t = tensor_memory(*w.cta);
-  const ptx::Operand& regs = op(d, 1);
-  const uint32_t n = d.imm;
-  const uint32_t taddr = tmem_address(w, d, mask, op(d, 0));
-  check_32x32b(w, d, t, taddr, n);
-  const TmemCell base = tmem_cell(taddr);
+  const Movement m = movement(w, d, mask, t, false);
+  const ptx::Operand& regs = *m.regs;
   const uint64_t now = ++t.clock;
   State::WarpState& me = t.warp(w);
   for (int lane = 0; lane < 32; ++lane)
-    for (uint32_t r = 0; r < n; ++r) {
-      const uint32_t tl = base.lane + static_cast<uint32_t>(lane), col = base.column + r;
+    for (uint32_t r = 0; r < m.registers; ++r) {
+      const TmemCell cell = tcgen05_ld_st_cell(m.shape, m.taddr, lane, static_cast<int>(r), m.split);
+      const uint32_t tl = cell.lane, col = cell.column;
       TmemShadowCell& c = t.cell(tl, col);
       check_cell(w, d, t, c, true, "tcgen05.st", tl, col);
       check_handoff(w, d, t, c.write, c.write.mma ? "tcgen05.mma" : "tcgen05.st", "tcgen05.st", tl, col);
       check_handoff(w, d, t, c.read, c.read.mma ? "tcgen05.mma (A)" : "tcgen05.ld", "tcgen05.st", tl, col);
       c.value = static_cast<uint32_t>(w.get(regs.elements[r], lane, d));
-      c.write = TmemAccess{static_cast<int>(w.index), now, d.in->line, 0};
+      c.write = TmemAccess{static_cast<int>(w.index), now, d.in->line, 0, w.agent, w.vc[w.agent]};
       c.st_pending = static_cast<int>(w.index);
       me.st_cells.push_back(tl * kTmemColumns + col);
     }
@@ -288,12 +437,17 @@ Step run_store(Warp& w, const Decoded& d, uint32_t mask) {
 
 Step run_wait_ld(Warp& w, const Decoded& d, uint32_t mask) {
   require_whole_warp(w, d, mask);
-  // Every register an ld wrote, and every plain copy of one (Warp::kTcgen05LdPoison).
+  // Every register an ld wrote (Warp::kTcgen05LdPoison), and the cells it read.
   for (uint8_t& p : w.poisoned)
     if (p & Warp::kTcgen05LdPoison) {
       p &= static_cast<uint8_t>(~Warp::kTcgen05LdPoison);
       if (!p) --w.poisoned_count;
     }
+  State& t = tensor_memory(*w.cta);
+  State::WarpState& me = t.warp(w);
+  for (uint32_t index : me.ld_cells)
+    if (t.cells[index].ld_pending == static_cast<int>(w.index)) t.cells[index].ld_pending = -1;
+  me.ld_cells.clear();
   return Step::next;
 }
 
@@ -310,12 +464,14 @@ Step run_wait_st(Warp& w, const Decoded& d, uint32_t mask) {
 Step run_fence_before(Warp& w, const Decoded&, uint32_t) {
   State& t = tensor_memory(*w.cta);
   t.warp(w).before_fence = ++t.clock;
+  mirror_fence(w, false);
   return Step::next;
 }
 
 Step run_fence_after(Warp& w, const Decoded&, uint32_t) {
   State& t = tensor_memory(*w.cta);
   t.warp(w).after_fence = ++t.clock;
+  mirror_fence(w, true);
   return Step::next;
 }
 
@@ -350,7 +506,13 @@ MmaShape check_instruction_descriptor(Warp& w, const Decoded& d, uint32_t idesc)
   if (tf32 ? (f.a_format != 2 || f.b_format != 2) : (f.a_format > 1 || f.b_format != f.a_format))
     refuse("A/B formats " + std::to_string(f.a_format) + "/" + std::to_string(f.b_format) + " do not fit ." +
            (tf32 ? "kind::tf32 (2/2)" : "kind::f16 (0/0 f16 or 1/1 bf16)"));
-  if (f.m != 64 && f.m != 128) refuse("M = " + std::to_string(f.m) + " (cta_group::1 has M 64 or 128)");
+  if (d.imm == 2) {  // Table 39: M 128 or 256, N 16..256 in steps of 16
+    if (f.m != 128 && f.m != 256) refuse("M = " + std::to_string(f.m) + " (cta_group::2 has M 128 or 256)");
+    if (f.m == 128)
+      refuse("M = 128 with cta_group::2 (data-path layout B) is not implemented by ptxemu");
+  } else if (f.m != 64 && f.m != 128) {
+    refuse("M = " + std::to_string(f.m) + " (cta_group::1 has M 64 or 128)");
+  }
   const uint32_t n_step = f.m == 64 ? 8 : 16;
   if (f.n < n_step || f.n > 256 || f.n % n_step)
     refuse("N = " + std::to_string(f.n) + " (M = " + std::to_string(f.m) + " needs N in " + std::to_string(n_step) +
@@ -366,11 +528,12 @@ MmaShape check_instruction_descriptor(Warp& w, const Decoded& d, uint32_t idesc)
 
 // Reads an operand (rows x K) through its shared-memory descriptor, checking and marking the
 // bytes read until the MMA completes.
-std::vector<float> read_operand(Warp& w, const Decoded& d, uint64_t desc, Major major, uint32_t rows, const MmaShape& s,
-                                float sign, std::vector<uint32_t>& marked, const char* name) {
+// `source`: the CTA whose shared memory holds it (the peer's half with cta_group::2).
+std::vector<float> read_operand(Warp& w, const Decoded& d, Cta& source, uint64_t desc, Major major, uint32_t rows,
+                                const MmaShape& s, float sign, std::vector<uint32_t>& marked, const char* name) {
   const std::string problem = check_umma_smem_descriptor(desc, major);
   if (!problem.empty()) w.fail(d, std::string("tcgen05.mma ") + name + " descriptor " + hex(desc) + ": " + problem);
-  SharedMemory& smem = w.cta->smem;
+  SharedMemory& smem = source.smem;
   std::vector<float> out(size_t{rows} * s.k);
   for (uint32_t r = 0; r < rows; ++r)
     for (uint32_t k = 0; k < s.k; ++k) {
@@ -422,19 +585,24 @@ void enqueue(Warp& w, const Decoded& d, int lane, State& t, std::function<void()
   cta.add_async(std::move(async));
 }
 
-// [d], a-desc | [a-tmem], b-desc, idesc, {disable-output-lane x4}?, enable-input-d {, scale-input-d}
+// [d], a-desc | [a-tmem], b-desc, idesc, {disable-output-lane x4|x8}?, enable-input-d {, scale-input-d}
+// With .cta_group::2 the MMA works on the CTA pair (PTX ISA 9.7.16.10, data-path layout A for
+// M = 256): the even CTA holds rows 0..M/2-1 of A and D and rows 0..N/2-1 of B, the odd CTA the
+// other halves, each at the same shared and tensor-memory addresses (CuTe's 2x1SM atoms lay
+// them out so: ALayout, BLayout and CLayout of SM100_MMA_F16BF16_2x1SM_SS).
 void issue_mma(Warp& w, const Decoded& d, int lane) {
   Cta& cta = *w.cta;
   State& t = tensor_memory(cta);
-  const bool ts = d.mode == 1, has_mask = d.vector == 4;
+  const bool ts = d.mode == 1, has_mask = d.vector != 0, pair = d.imm == 2;
+  note_group(w, d);
   const uint32_t d_taddr = static_cast<uint32_t>(w.address(op(d, 0), lane, d));
   const uint64_t a_operand = ts ? w.address(op(d, 1), lane, d) : w.get(op(d, 1), lane, d);
   const uint64_t b_desc = w.get(op(d, 2), lane, d);
   const uint32_t idesc = static_cast<uint32_t>(w.get(op(d, 3), lane, d));
-  std::array<uint32_t, 4> disabled{};
+  std::array<uint32_t, 8> disabled{};
   size_t next = 4;
   if (has_mask) {
-    for (size_t k = 0; k < 4; ++k) disabled[k] = static_cast<uint32_t>(w.get(op(d, 4).elements[k], lane, d));
+    for (size_t k = 0; k < d.vector; ++k) disabled[k] = static_cast<uint32_t>(w.get(op(d, 4).elements[k], lane, d));
     next = 5;
   }
   const bool accumulate = w.get(op(d, next), lane, d) != 0;
@@ -445,9 +613,21 @@ void issue_mma(Warp& w, const Decoded& d, int lane) {
   }
   const MmaShape s = check_instruction_descriptor(w, d, idesc);
   const UmmaInstrDescriptor f = decode_umma_instr_descriptor(idesc);
+  // The CTAs whose tensor memory D lives in, and the rows of A and D and of B each holds.
+  std::vector<Cta*> ctas{&cta};
+  if (pair) {
+    const std::array<Cta*, 2> p = pair_of(w, d, lane);
+    ctas = {p[0], p[1]};
+    if (ts) w.fail(d, "tcgen05.mma.cta_group::2 with A in tensor memory is not implemented by ptxemu", lane);
+    for (const Cta* c : ctas)
+      if (c->exited) w.fail(d, "tcgen05.mma.cta_group::2 while CTA rank " + std::to_string(c->rank) + " of the pair has exited", lane);
+  }
+  const uint32_t parts = static_cast<uint32_t>(ctas.size()), m_part = s.m / parts, n_part = s.n / parts;
   const TmemCell dc = tmem_cell(d_taddr);
   if (dc.lane != 0) w.fail(d, "tcgen05.mma D at " + hex(d_taddr) + ": the lane field must be 0", lane);
-  if (const std::string p = t.check_allocated(dc.column, s.n); !p.empty()) w.fail(d, "tcgen05.mma D: " + p, lane);
+  for (Cta* c : ctas)
+    if (const std::string p = tensor_memory(*c).check_allocated(dc.column, s.n); !p.empty())
+      w.fail(d, "tcgen05.mma D" + std::string(c == &cta ? "" : " in the peer CTA") + ": " + p, lane);
   TmemCell ac{};
   const uint32_t a_columns = s.k * s.element_bytes / 4;
   if (ts) {
@@ -457,48 +637,72 @@ void issue_mma(Warp& w, const Decoded& d, int lane) {
     if (ac.lane != 0) w.fail(d, "tcgen05.mma A at " + hex(a_operand) + ": the lane field must be 0", lane);
     if (const std::string p = t.check_allocated(ac.column, a_columns); !p.empty()) w.fail(d, "tcgen05.mma A: " + p, lane);
   }
-  // Shared-memory operands, read now (their bytes stay marked until completion).
-  std::vector<uint32_t> marked;
-  std::vector<float> a;
-  if (!ts) a = read_operand(w, d, a_operand, f.a_major, s.m, s, f.a_negate ? -1.f : 1.f, marked, "A");
-  const std::vector<float> b = read_operand(w, d, b_desc, f.b_major, s.n, s, f.b_negate ? -1.f : 1.f, marked, "B");
-
-  const uint64_t seq = t.mmas.size();
-  t.mmas.push_back(TmemMmaRecord{static_cast<int>(w.index), d.in->line, false, {}});
-  const uint64_t now = ++t.clock;
-  const int me = static_cast<int>(w.index);
-  auto enabled = [disabled](uint32_t tl) { return !(disabled[tl / 32] >> (tl % 32) & 1); };
-  for (uint32_t row = 0; row < s.m; ++row) {
-    const uint32_t tl = lane_of_row(s.m, row);
-    if (!enabled(tl)) continue;
-    for (uint32_t col = dc.column; col < dc.column + s.n; ++col) {
-      TmemShadowCell& c = t.cell(tl, col);
-      check_cell(w, d, t, c, true, "tcgen05.mma (D)", tl, col);
-      check_handoff(w, d, t, c.write, c.write.mma ? "tcgen05.mma" : "tcgen05.st", "tcgen05.mma (D)", tl, col);
-      check_handoff(w, d, t, c.read, c.read.mma ? "tcgen05.mma (A)" : "tcgen05.ld", "tcgen05.mma (D)", tl, col);
-      ++c.mma_writes;
-      c.write = TmemAccess{me, now, d.in->line, seq + 1};
+  // Shared-memory operands, read now (their bytes stay marked until completion), each CTA's
+  // rows after the previous CTA's.
+  std::vector<std::vector<uint32_t>> marked(parts);
+  std::vector<float> a, b;
+  for (uint32_t h = 0; h < parts; ++h) {
+    if (!ts) {
+      const std::vector<float> part = read_operand(w, d, *ctas[h], a_operand, f.a_major, m_part, s, f.a_negate ? -1.f : 1.f,
+                                                   marked[h], "A");
+      a.insert(a.end(), part.begin(), part.end());
     }
+    const std::vector<float> part = read_operand(w, d, *ctas[h], b_desc, f.b_major, n_part, s, f.b_negate ? -1.f : 1.f,
+                                                 marked[h], "B");
+    b.insert(b.end(), part.begin(), part.end());
   }
-  if (ts)
+
+  // Each CTA's tensor memory records the MMA; D cells are poisoned until it completes.
+  std::vector<uint64_t> seqs(parts);
+  auto enabled = [disabled](uint32_t h, uint32_t tl) { return !(disabled[4 * h + tl / 32] >> (tl % 32) & 1); };
+  for (uint32_t h = 0; h < parts; ++h) {
+    State& th = tensor_memory(*ctas[h]);
+    const int who = actor(w, th);
+    const char* mine = ctas[h] == &cta ? "tcgen05.mma (D)" : "tcgen05.mma (D, in the peer CTA)";
+    seqs[h] = th.mmas.size();
+    th.mmas.push_back(TmemMmaRecord{who, d.in->line, false, {}});
+    const uint64_t now = ++th.clock;
+    for (uint32_t row = 0; row < m_part; ++row) {
+      const uint32_t tl = lane_of_row(m_part, row);
+      if (!enabled(h, tl)) continue;
+      for (uint32_t col = dc.column; col < dc.column + s.n; ++col) {
+        TmemShadowCell& c = th.cell(tl, col);
+        check_cell(w, d, th, c, true, mine, tl, col);
+        check_handoff(w, d, th, c.write, c.write.mma ? "tcgen05.mma" : "tcgen05.st", mine, tl, col);
+        check_handoff(w, d, th, c.read, c.read.mma ? "tcgen05.mma (A)" : "tcgen05.ld", mine, tl, col);
+        ++c.mma_writes;
+        c.write = TmemAccess{who, now, d.in->line, seqs[h] + 1, w.agent, w.vc[w.agent]};
+      }
+    }
+    if (ctas[h] == &cta) t.unpublished[w.lane_thread(lane)].push_back(seqs[h]);
+    else t.peer_unpublished[w.lane_thread(lane)].emplace_back(ctas[h], seqs[h]);
+  }
+  if (ts) {
+    const uint64_t now = t.clock;
     for (uint32_t row = 0; row < s.m; ++row)
       for (uint32_t col = ac.column; col < ac.column + a_columns; ++col) {
         TmemShadowCell& c = t.cell(row, col);
         check_cell(w, d, t, c, false, "tcgen05.mma (A)", row, col);
         check_handoff(w, d, t, c.write, c.write.mma ? "tcgen05.mma" : "tcgen05.st", "tcgen05.mma (A)", row, col);
         ++c.mma_reads;
-        c.read = TmemAccess{me, now, d.in->line, seq + 1};
+        c.read = TmemAccess{static_cast<int>(w.index), now, d.in->line, seqs[0] + 1, w.agent, w.vc[w.agent]};
       }
-  t.unpublished[w.lane_thread(lane)].push_back(seq);
+  }
 
   const bool a_negate = f.a_negate;
-  // The tensor core runs the MMA after everything its issuer had done (races.h).
-  enqueue(w, d, lane, t, [&cta, s, seq, ts, a = std::move(a), b, marked = std::move(marked), dc, ac, a_columns, accumulate,
-                          scale_input_d, enabled, a_negate, issued = w.vc] {
-    State& t = tensor_memory(cta);
-    tensor_core_acquire(cta, t, issued);
+  // The tensor core of the issuing CTA runs the MMA after everything its issuer had done (races.h);
+  // for a pair it reads both CTAs' operands, and its commit's arrivals publish them.
+  const std::string what = w.where(d, lane);
+  enqueue(w, d, lane, t, [&cta, ctas, s, seqs, m_part, ts, a = std::move(a), b = std::move(b), marked = std::move(marked), dc,
+                          ac, a_columns, accumulate, scale_input_d, enabled, a_negate, what, issued = w.vc] {
+    for (const Cta* c : ctas)
+      if (c->exited)
+        throw EmulationError(what + ": CTA rank " + std::to_string(c->rank) +
+                             " of the pair exited while the tcgen05.mma still used its shared and tensor memory");
+    tensor_core_acquire(cta, tensor_memory(cta), issued);
     std::vector<float> av = a;
     if (ts) {  // A from tensor memory: row m is lane m; K elements packed low half first
+      State& t = tensor_memory(*ctas[0]);
       av.assign(size_t{s.m} * s.k, 0);
       for (uint32_t row = 0; row < s.m; ++row)
         for (uint32_t k = 0; k < s.k; ++k) {
@@ -511,27 +715,31 @@ void issue_mma(Warp& w, const Decoded& d, int lane) {
         for (uint32_t col = ac.column; col < ac.column + a_columns; ++col) --t.cell(row, col).mma_reads;
     }
     const float input_scale = std::ldexp(1.0f, -static_cast<int>(scale_input_d));
-    for (uint32_t row = 0; row < s.m; ++row) {
-      const uint32_t tl = lane_of_row(s.m, row);
-      if (!enabled(tl)) continue;
-      for (uint32_t n = 0; n < s.n; ++n) {
-        TmemShadowCell& c = t.cell(tl, dc.column + n);
-        float acc = accumulate ? f32(c.value) * input_scale : 0.0f;
-        // In k order; products of f16/bf16/tf32 inputs are exact in f32: an fma chain.
-        const float* ar = &av[size_t{row} * s.k];
-        const float* br = &b[size_t{n} * s.k];
-        for (uint32_t k = 0; k < s.k; ++k) acc += ar[k] * br[k];
-        c.value = static_cast<uint32_t>(bits(acc));
-        --c.mma_writes;
+    for (uint32_t h = 0; h < ctas.size(); ++h) {
+      State& th = tensor_memory(*ctas[h]);
+      for (uint32_t row = 0; row < m_part; ++row) {
+        const uint32_t tl = lane_of_row(m_part, row);
+        if (!enabled(h, tl)) continue;
+        for (uint32_t n = 0; n < s.n; ++n) {
+          TmemShadowCell& c = th.cell(tl, dc.column + n);
+          float acc = accumulate ? f32(c.value) * input_scale : 0.0f;
+          // In k order; products of f16/bf16/tf32 inputs are exact in f32: an fma chain.
+          const float* ar = &av[size_t{h * m_part + row} * s.k];
+          const float* br = &b[size_t{n} * s.k];
+          for (uint32_t k = 0; k < s.k; ++k) acc += ar[k] * br[k];
+          c.value = static_cast<uint32_t>(bits(acc));
+          --c.mma_writes;
+        }
       }
+      // Its operands were read until now, by the issuing CTA's tensor core: a later write (a TMA
+      // refilling the stage) must be ordered after the commit that publishes this MMA (races.h).
+      for (uint32_t byte : marked[h]) {
+        ShadowByte& shadow = ctas[h]->smem.shadow[byte];
+        --shadow.async_reads;
+        record_tensor_core_read(tensor_core_agent(cta), tensor_memory(cta).vc, shadow);
+      }
+      th.mmas[seqs[h]].complete = true;
     }
-    // Its operands were read until now, by the tensor core: a later write (a TMA refilling the
-    // stage) must be ordered after the commit that publishes this MMA (races.h).
-    for (uint32_t byte : marked) {
-      --cta.smem.shadow[byte].async_reads;
-      record_tensor_core_read(tensor_core_agent(cta), t.vc, cta.smem.shadow[byte]);
-    }
-    t.mmas[seq].complete = true;
   });
 }
 
@@ -540,45 +748,73 @@ Step run_mma(Warp& w, const Decoded& d, uint32_t mask) {
   return Step::next;
 }
 
-// tcgen05.commit.cta_group::1.mbarrier::arrive::one{.shared::cluster}.b64 [mbar]
+// tcgen05.commit.cta_group::{1,2}.mbarrier::arrive::one{.shared::cluster}{.multicast::cluster}.b64
+//   [mbar]{, ctaMask}
+// Arrives once, after the MMAs its thread issued before it, on the mbarrier at mbar or, with
+// .multicast::cluster, at mbar's offset in every CTA of ctaMask. An MMA's writes into a CTA's
+// tensor memory are published by an arrival in that CTA (its threads can wait on no other).
 Step run_commit(Warp& w, const Decoded& d, uint32_t mask) {
   Cta& cta = *w.cta;
   State& t = tensor_memory(cta);
+  note_group(w, d);
   for_each_lane(mask, [&](int lane) {
     uint64_t address = w.address(op(d, 0), lane, d);
     if (d.space == ptx::Space::none) {
       if (window_of(address) != Window::shared) w.fail(d, "tcgen05.commit's mbarrier is not a shared address", lane);
       address -= kSharedWindow;
     }
-    const uint32_t mbar = static_cast<uint32_t>(address);
-    mbarrier_at(w, d, mbar);
-    Cta* owner = &mbarrier_owner(w, d, mbar);
+    const uint32_t mbar = static_cast<uint32_t>(address), offset = shared_offset(mbar);
+    std::vector<Cta*> targets;
+    if (d.mode == 1) {
+      const uint64_t cta_mask = w.get(op(d, 1), lane, d) & 0xffff;
+      const size_t size = cta.cluster ? cta.cluster->ctas.size() : 1;
+      if (cta_mask == 0) w.fail(d, "tcgen05.commit multicast with an empty ctaMask", lane);
+      if (cta_mask >> size)
+        w.fail(d, "tcgen05.commit ctaMask " + hex(cta_mask) + " names CTAs outside the cluster of " + std::to_string(size), lane);
+      for (uint32_t r = 0; r < size; ++r)
+        if (cta_mask >> r & 1) targets.push_back(&mbarrier_owner(w, d, cluster_shared_address(r, offset)));
+    } else {
+      targets.push_back(&mbarrier_owner(w, d, mbar));
+    }
+    for (Cta* x : targets) mbarrier_at(w, d, cluster_shared_address(x->rank, offset));
     // The MMAs of this thread it tracks: those no completed commit phase covers yet.
     std::vector<uint64_t>& mine = t.unpublished[w.lane_thread(lane)];
     std::erase_if(mine, [&](uint64_t seq) { return t.published(cta, seq) != nullptr; });
+    std::vector<std::pair<Cta*, uint64_t>>& peers = t.peer_unpublished[w.lane_thread(lane)];
+    std::erase_if(peers, [](const std::pair<Cta*, uint64_t>& m) {
+      return tensor_memory(*m.first).published(*m.first, m.second) != nullptr;
+    });
     Warp* issuer = &w;
-    // Its arrival publishes what the issuer had done by the commit (not what it does while the
+    // Its arrivals publish what the issuer had done by the commit (not what it does while the
     // commit waits in the pipe) and what the tensor core did before it.
     VectorClock committed;
     release(w, committed);
-    enqueue(w, d, lane, t, [&cta, issuer, owner, &d, mbar, tracked = mine, committed, what = w.where(d, lane)] {
+    enqueue(w, d, lane, t, [&cta, issuer, &d, offset, targets, tracked = mine, peer_tracked = peers, committed,
+                            what = w.where(d, lane)] {
       State& t = tensor_memory(cta);
       tensor_core_acquire(cta, t, committed);
-      // The MMAs it tracks are complete. Its arrival on the mbarrier is asynchronous too, and
+      // The MMAs it tracks are complete. Its arrival on each mbarrier is asynchronous too, and
       // the PTX ISA orders it after those MMAs only, not with other commits' arrivals: it lands
       // when the scheduler decides (so a CTA that exits before waiting for it is reported).
-      auto arrival = std::make_unique<AsyncOp>();
-      arrival->what = what;
-      arrival->signals_cta = owner;
-      arrival->signals_mbarrier = shared_offset(mbar);
-      arrival->complete = [&cta, issuer, &d, mbar, tracked, released = t.vc] {
-        State& t = tensor_memory(cta);
-        const uint64_t phase = mbarrier_at(*issuer, d, mbar).phase;
-        const uint64_t now = ++t.clock;
-        for (uint64_t seq : tracked) t.mmas[seq].publications.push_back(TmemPublication{mbar, phase + 1, now});
-        mbarrier_arrive(*issuer, d, mbar, 1, &released);
-      };
-      cta.add_async(std::move(arrival));
+      for (Cta* x : targets) {
+        auto arrival = std::make_unique<AsyncOp>();
+        arrival->what = what;
+        arrival->signals_cta = x;
+        arrival->signals_mbarrier = offset;
+        arrival->complete = [&cta, x, issuer, &d, offset, tracked, peer_tracked, released = t.vc] {
+          const uint32_t at = cluster_shared_address(x->rank, offset);
+          const uint64_t phase = mbarrier_at(*issuer, d, at).phase;
+          State& tx = tensor_memory(*x);
+          const uint64_t now = ++tx.clock;
+          if (x == &cta)
+            for (uint64_t seq : tracked) tx.mmas[seq].publications.push_back(TmemPublication{offset, phase + 1, now});
+          for (const auto& [peer, seq] : peer_tracked)
+            if (peer == x) tx.mmas[seq].publications.push_back(TmemPublication{offset, phase + 1, now});
+          mbarrier_arrive(*issuer, d, at, 1, &released);
+        };
+        // It writes x's shared memory: x exiting before it lands is the finding, not the issuer.
+        x->add_async(std::move(arrival));
+      }
       ++t.vc[tensor_core_agent(cta)];  // the tensor core's next epoch: later reads need a later commit
     });
   });
@@ -591,9 +827,11 @@ void decode_tcgen05(const ptx::Instruction& in, const Modifiers& m, Decoded& d) 
   if (in.parts.size() < 2) throw Unsupported{"tcgen05 operation"};
   const std::string& what = in.parts[1];
   d.space = m.space;
-  if (m.has("cta_group::2")) throw Unsupported{".cta_group::2 (CTA pairs)"};
+  // d.imm: the .cta_group (1, or 2 for a CTA pair) of alloc, dealloc, relinquish, mma, commit.
   auto need_group = [&] {
-    if (!m.has("cta_group::1")) throw Unsupported{"a tcgen05 instruction without .cta_group::1"};
+    if (m.has("cta_group::2")) d.imm = 2;
+    else if (m.has("cta_group::1")) d.imm = 1;
+    else throw Unsupported{"a tcgen05 instruction without .cta_group"};
   };
   if (what == "alloc") {
     need_group();
@@ -618,19 +856,29 @@ void decode_tcgen05(const ptx::Instruction& in, const Modifiers& m, Decoded& d) 
     if (ops.size() < 5 || ops[0].kind != ptx::Operand::Kind::address) throw Unsupported{"operand form"};
     d.mode = ops[1].kind == ptx::Operand::Kind::address;  // TS: A in tensor memory
     const bool mask = ops[4].kind == ptx::Operand::Kind::vector;
-    if (mask && ops[4].elements.size() != 4) throw Unsupported{"a disable-output-lane vector of other than 4 words"};
-    d.vector = mask ? 4 : 0;
+    const size_t words = d.imm == 2 ? 8 : 4;  // one bit per lane of the CTA or the pair
+    if (mask && ops[4].elements.size() != words)
+      throw Unsupported{"a disable-output-lane vector of other than " + std::to_string(words) + " words"};
+    d.vector = mask ? static_cast<uint8_t>(words) : 0;
     const size_t min = mask ? 6 : 5;
     if (ops.size() < min || ops.size() > min + 1) throw Unsupported{"operand count"};
     d.run = run_mma;
   } else if (what == "commit") {
     need_group();
-    if (m.has("multicast::cluster")) throw Unsupported{".multicast::cluster"};
+    d.mode = m.has("multicast::cluster");
+    if (in.operands.size() != (d.mode ? 2u : 1u)) throw Unsupported{"operand form"};
     if (!m.has("mbarrier::arrive::one")) throw Unsupported{"commit forms other than .mbarrier::arrive::one"};
     d.run = run_commit;
   } else if (what == "ld" || what == "st") {
     const bool load = what == "ld";
-    if (!m.has("32x32b")) throw Unsupported{"shapes other than .32x32b (16x64b, 16x128b, 16x256b, 16x32bx2)"};
+    static const std::pair<const char*, TmemShape> shapes[] = {
+        {"32x32b", TmemShape::k32x32b},   {"16x64b", TmemShape::k16x64b},     {"16x128b", TmemShape::k16x128b},
+        {"16x256b", TmemShape::k16x256b}, {"16x32bx2", TmemShape::k16x32bx2},
+    };
+    bool shaped = false;
+    for (const auto& [name, shape] : shapes)
+      if (m.has(name)) d.mode2 = static_cast<uint8_t>(shape), shaped = true;
+    if (!shaped) throw Unsupported{"a data-movement shape other than .32x32b, .16x64b, .16x128b, .16x256b, .16x32bx2"};
     if (m.has("pack::16b") || m.has("unpack::16b")) throw Unsupported{".pack::16b / .unpack::16b"};
     if (m.has("red")) throw Unsupported{".red"};
     uint32_t n = 0;
@@ -638,12 +886,17 @@ void decode_tcgen05(const ptx::Instruction& in, const Modifiers& m, Decoded& d) 
       if (word.size() > 1 && word[0] == 'x' && std::all_of(word.begin() + 1, word.end(), ::isdigit)) n = std::stoul(word.substr(1));
     if (n == 0 || n > 128 || (n & (n - 1))) throw Unsupported{"a .num other than .x1 .. .x128"};
     d.imm = n;
+    const TmemShape shape = static_cast<TmemShape>(d.mode2);
+    const uint32_t registers = tcgen05_registers(shape, n);
+    if (registers > 128) throw Unsupported{"more than 128 registers"};
+    const bool split = shape == TmemShape::k16x32bx2;
     const auto& ops = in.operands;
-    const ptx::Operand& regs = ops[load ? 0 : 1];
+    const ptx::Operand& regs = ops[load ? 0 : (split ? 2 : 1)];
     const ptx::Operand& address = ops[load ? 1 : 0];
-    if (ops.size() != 2 || address.kind != ptx::Operand::Kind::address) throw Unsupported{"operand form"};
-    if (regs.kind != ptx::Operand::Kind::vector || regs.elements.size() != n)
-      throw Unsupported{"a register vector of other than " + std::to_string(n) + " registers"};
+    if (ops.size() != (split ? 3u : 2u) || address.kind != ptx::Operand::Kind::address) throw Unsupported{"operand form"};
+    if (split && ops[load ? 2 : 1].kind != ptx::Operand::Kind::imm) throw Unsupported{"an immHalfSplitoff that is no immediate"};
+    if (regs.kind != ptx::Operand::Kind::vector || regs.elements.size() != registers)
+      throw Unsupported{"a register vector of other than " + std::to_string(registers) + " registers"};
     for (const ptx::Operand& e : regs.elements)
       if (e.kind != ptx::Operand::Kind::reg) throw Unsupported{"non-register vector elements"};
     d.run = load ? run_load : run_store;

@@ -22,14 +22,15 @@ namespace kgen::emu {
 
 // PTX fundamental types, as instruction suffixes name them.
 enum class Type : uint8_t {
-  none, pred, b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f16, f16x2, bf16, bf16x2, f32, f64,
-  tf32, e4m3, e5m2,
+  none, pred, b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f16, f16x2, bf16, bf16x2, f32, f32x2,
+  f64, tf32, e4m3, e5m2,
 };
 Type type_named(std::string_view suffix);  // Type::none when it is not a type
 uint32_t type_bits(Type t);
 inline bool is_signed(Type t) { return t == Type::s8 || t == Type::s16 || t == Type::s32 || t == Type::s64; }
 inline bool is_float(Type t) {
-  return t == Type::f16 || t == Type::f16x2 || t == Type::bf16 || t == Type::bf16x2 || t == Type::f32 || t == Type::f64;
+  return t == Type::f16 || t == Type::f16x2 || t == Type::bf16 || t == Type::bf16x2 || t == Type::f32 ||
+         t == Type::f32x2 || t == Type::f64;
 }
 
 struct Warp;
@@ -50,6 +51,7 @@ struct Decoded {
   Rounding rounding = Rounding::none;
   bool ftz = false, sat = false, approx = false;
   bool atomic = false;      // atom/red: exempt from the race check
+  bool relaxed = false;     // .relaxed mbarrier operations: no release or acquire (core/races.h)
   ptx::Space space = ptx::Space::none;
   uint8_t vector = 1;       // .v2/.v4
   uint8_t mode = 0;         // family-specific (compare op, shfl mode, mul.hi/lo/wide, ...)
@@ -84,6 +86,9 @@ struct MBarrier {
   uint64_t phase = 0;      // completed phases (the current phase's parity is phase & 1)
   uint32_t init_line = 0;
   bool fenced = false;     // a fence.mbarrier_init or fence.proxy.async followed its init
+  // The cluster-barrier phase a relaxed arrival of its initializer, after that fence, released
+  // the init in (0: none; core/exec_cluster.cc): warps past that phase may use it.
+  uint64_t init_released_phase = 0;
   uint32_t init_agent = 0;  // who initialized it, at which of its clocks (core/races.h)
   uint32_t init_stamp = 0;
   uint32_t copies_in_flight = 0;  // issued copies that will complete_tx it
@@ -105,7 +110,7 @@ struct NamedBarrier {
 
 // Why a warp is not running.
 struct Wait {
-  enum class Kind : uint8_t { none, barrier, mbarrier, async_group, wgmma, cluster_barrier, tmem_alloc } kind = Kind::none;
+  enum class Kind : uint8_t { none, barrier, mbarrier, async_group, wgmma, cluster_barrier, tmem_alloc, tmem_pair } kind = Kind::none;
   uint32_t id = 0;          // barrier id, mbarrier address
   uint64_t generation = 0;  // barrier generation / mbarrier phase when it started waiting
   uint32_t pc = 0;
@@ -126,11 +131,9 @@ struct Warp {
   std::vector<uint8_t> poisoned;         // per slot: async ops (wgmma) in flight on it
   uint32_t poisoned_count = 0;           // slots with poisoned != 0
   // The poisoned bit of a tcgen05.ld destination until tcgen05.wait::ld (core/exec_tcgen05.cc).
-  // A plain mov of such a register copies the poison instead of reading: nvcc moves the output
-  // registers of CUTLASS's tcgen05.ld atoms into their variables before the separate wait::ld,
-  // and ptxas renames them; reading the copy before the wait is still reported.
+  // Reading it is allowed: the PTX ISA respects that true register dependency without a wait
+  // ("Register dependencies, same thread", 9.7.16.6.4.5); writing it before the wait is not.
   static constexpr uint8_t kTcgen05LdPoison = 0x80;
-  bool carry_tcgen05_poison = false;     // set by get() for such a mov, consumed by its set()
   std::vector<uint64_t> written_at;      // per slot: `instructions` when last written by an instruction
   std::vector<uint64_t> read_at;         // per slot: `instructions` when last read by an instruction
   uint64_t wgmma_fence_at = 0;           // `instructions` at the last wgmma.fence (0: none)
@@ -151,6 +154,8 @@ struct Warp {
   uint32_t cluster_arrived = 0;
   uint32_t cluster_unwaited = 0;
   uint64_t cluster_wait_generation = 0;
+  uint64_t cluster_acquired = 0;   // the last cluster-barrier phase it waited for and saw complete
+  bool release_fenced = false;     // a fence.{sc,acq_rel,release} since its last cluster arrival
 
   uint32_t live() const { return valid & ~exited; }
   uint32_t lane_thread(int lane) const { return index * 32 + static_cast<uint32_t>(lane); }
@@ -184,6 +189,7 @@ struct Cta {
   uint32_t rank = 0;         // %cluster_ctarank
   bool exited = false;       // every warp exited: its shared memory is gone
   bool peer_unfenced = false;  // a peer CTA wrote its shared memory (ShadowByte::kPeerWriter)
+  bool clc_failed = false;     // a clusterlaunchcontrol.try_cancel of this CTA failed
   std::vector<Warp> warps;
   SharedMemory smem;
   std::vector<uint8_t> local;  // threads x local bytes
@@ -216,7 +222,7 @@ struct Cluster {
   VectorClock barrier_completed;    // what the last completed phase released
   uint32_t mbarrier_inits = 0;      // mbarriers initialized so far: their agents (core/races.h)
   // The CTA whose shared memory `address` (a shared::cta or shared::cluster address, memory.h)
-  // names: `executing` for a shared::cta address; nullptr when the rank is not in the cluster.
+  // names (by its rank field); nullptr when the rank is not in the cluster.
   Cta* owner(Cta& executing, uint32_t address) const;
   // Completes the cluster barrier's phase when every live thread arrived; true when it did.
   bool try_complete_barrier();
@@ -248,6 +254,9 @@ struct Launch {
   uint32_t sm_count = 132;
   uint64_t max_instructions = ~0ull;  // warp instructions the launch may execute
   uint64_t executed = 0;              // warp instructions so far
+  // The clusters not started yet, in launch order: device.cc runs them from the front, and a
+  // clusterlaunchcontrol.try_cancel takes the front one away (core/exec_cluster_launch.cc).
+  std::deque<Dim3> unlaunched;
 };
 
 // Runs one cluster of a launch (its CTAs interleaved under one seeded scheduler) to completion;

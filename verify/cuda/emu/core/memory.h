@@ -22,19 +22,21 @@ inline constexpr uint64_t kWindowSize = 0x0000010000000000ull;
 // CTA's shared memory for the system (cudaDevAttrReservedSharedMemoryPerBlock).
 inline constexpr uint32_t kSharedBase = 1024;
 
-// shared::cluster addresses (what mapa.shared::cluster returns): bits 24 and up hold the target
-// CTA's %cluster_ctarank plus one, bits 0..23 the offset in that CTA's shared memory (at most
-// 228 KiB, so 24 bits suffice). An address below 2^24 has rank field 0: it is a plain
-// shared::cta address and means the executing CTA, as the PTX ISA requires (the shared::cta
-// window lies inside the shared::cluster window at the executing CTA's place). Generic
+// Shared addresses, shared::cta and shared::cluster alike: bits 24 and up hold the CTA's
+// %cluster_ctarank, bits 0..23 the offset in that CTA's shared memory (at most 228 KiB, so 24
+// bits suffice). The shared::cta window of a CTA lies inside the shared::cluster window at its
+// own place (PTX ISA, "Shared memory state space"), so a CTA's own shared addresses (its
+// variables' addresses, cvta.to.shared) carry its rank, and mapa replaces the rank field.
+// CUTLASS relies on that layout: its 2-SM copies clear bit 24 of a shared::cta address to name
+// the even CTA of the pair (cute::Sm100MmaPeerBitMask). A CTA of no cluster has rank 0. Generic
 // addresses of shared memory are kSharedWindow plus such an address.
 inline constexpr uint32_t kClusterRankShift = 24;
 inline constexpr uint32_t kSharedOffsetMask = (1u << kClusterRankShift) - 1;
 inline uint32_t shared_offset(uint32_t address) { return address & kSharedOffsetMask; }
-// The rank a shared::cluster address names, or -1 for a shared::cta address (the executing CTA).
-inline int shared_rank(uint32_t address) { return static_cast<int>(address >> kClusterRankShift) - 1; }
+// The %cluster_ctarank of the CTA whose shared memory a shared address names.
+inline int shared_rank(uint32_t address) { return static_cast<int>(address >> kClusterRankShift); }
 inline uint32_t cluster_shared_address(uint32_t rank, uint32_t offset) {
-  return (rank + 1) << kClusterRankShift | shared_offset(offset);
+  return rank << kClusterRankShift | shared_offset(offset);
 }
 
 enum class Window : uint8_t { global, shared, param, local };

@@ -53,8 +53,29 @@ bool tensor_memory_fits(const Cta& cta, uint32_t columns) {
   return !cta.tmem || tensor_memory_first_fit(*cta.tmem, columns) < kTmemColumns;
 }
 
+bool tensor_memory_pair_ready(const Cta& cta) {
+  if (!cta.tmem) return false;
+  const Cta::TensorMemoryState::PairAllocation& mine = cta.tmem->pair_alloc;
+  if (mine.waiting) return mine.done;
+  const uint32_t peer = cta.rank ^ 1u;
+  if (!cta.cluster || peer >= cta.cluster->ctas.size() || !cta.cluster->ctas[peer]->tmem) return false;
+  const Cta::TensorMemoryState& other = *cta.cluster->ctas[peer]->tmem;
+  if (!other.pair_alloc.waiting || other.pair_alloc.done) return false;
+  const uint32_t n = other.pair_alloc.columns;
+  for (uint32_t s = 0; s + n <= kTmemColumns; s += n) {
+    bool overlap = false;
+    for (const Cta::TensorMemoryState* t : {static_cast<const Cta::TensorMemoryState*>(cta.tmem.get()), &other})
+      for (const auto& [first, a] : t->allocations) overlap |= first < s + n && s < first + a.columns;
+    if (!overlap) return true;
+  }
+  return false;
+}
+
 Cta::TensorMemoryState& tensor_memory(Cta& cta) {
-  if (!cta.tmem) cta.tmem = std::make_shared<Cta::TensorMemoryState>();
+  if (!cta.tmem) {
+    cta.tmem = std::make_shared<Cta::TensorMemoryState>();
+    cta.tmem->owner = &cta;
+  }
   return *cta.tmem;
 }
 

@@ -6,7 +6,8 @@
 //   * an MMA in flight writing it as D, or reading it as A (TS);
 //   * the last MMA that wrote it, unpublished until the mbarrier phase of a tcgen05.commit
 //     issued after it (by the issuing thread) has completed;
-//   * a tcgen05.st not yet waited for with tcgen05.wait::st;
+//   * a tcgen05.st not yet waited for with tcgen05.wait::st, a tcgen05.ld not yet waited for
+//     with tcgen05.wait::ld (its read of the cell may still be under way);
 //   * the last write and the last read (warp, tensor-memory clock, PTX line), so that a
 //     hand-off between warps is checked for the fence pair the PTX ISA asks for: the earlier
 //     side's tcgen05.fence::before_thread_sync after its access, the later side's
@@ -34,6 +35,9 @@ struct TmemAccess {
   uint64_t time = 0;   // the tensor-memory clock at the access
   uint32_t line = 0;   // its PTX line
   uint64_t mma = 0;    // a write by an MMA: its seq + 1 (its commit is the issuing side's fence)
+  // The accessing (issuing) warp's vector-clock agent and its own clock then (core/races.h): a
+  // later access by a warp whose clock covers it is ordered after it by release/acquire.
+  uint32_t agent = 0, stamp = 0;
 };
 
 struct TmemShadowCell {
@@ -41,6 +45,7 @@ struct TmemShadowCell {
   uint16_t mma_writes = 0;       // MMAs in flight writing it (D)
   uint16_t mma_reads = 0;        // MMAs in flight reading it (A of the TS form)
   int st_pending = -1;           // warp whose tcgen05.st awaits its tcgen05.wait::st
+  int ld_pending = -1;           // warp whose tcgen05.ld of it awaits its tcgen05.wait::ld
   TmemAccess write, read;
 };
 
@@ -51,6 +56,10 @@ struct TmemPublication {
   uint64_t phase = 0;  // complete when the mbarrier's completed-phase count reaches this
   uint64_t time = 0;   // the clock at the arrival
 };
+
+// TmemMmaRecord::warp and TmemAccess::warp of a cta_group::2 MMA in the tensor memory of the
+// CTA that did not issue it: kPeerIssuer + the issuing warp's index in the peer CTA.
+inline constexpr int kPeerIssuer = 1000;
 
 struct TmemMmaRecord {
   int warp = -1;
@@ -69,6 +78,7 @@ struct Cta::TensorMemoryState {
     uint64_t before_fence = 0;          // clock at its last tcgen05.fence::before_thread_sync
     uint64_t after_fence = 0;           // clock at its last tcgen05.fence::after_thread_sync
     std::vector<uint32_t> st_cells;     // cells of its tcgen05.st awaiting wait::st
+    std::vector<uint32_t> ld_cells;     // cells of its tcgen05.ld awaiting wait::ld
   };
   // One operation of the tensor-core pipe (an MMA or a commit) and its async-op handle.
   struct PipeEntry {
@@ -87,6 +97,21 @@ struct Cta::TensorMemoryState {
   // The tensor core's vector clock (core/races.h, tensor_core_agent): what the issuers of the
   // MMAs and commits it ran had done; a commit's arrival releases it.
   VectorClock vc;
+  // CTA pairs (.cta_group::2, exec_tcgen05.cc).
+  Cta* owner = nullptr;                        // the CTA whose tensor memory this is
+  int cta_group = 0;                           // of its tcgen05 instructions (0: none yet)
+  // The MMAs this CTA's threads issued into the peer CTA's tensor memory (records there), by
+  // thread, that no completed commit phase in the peer covers yet.
+  std::map<uint32_t, std::vector<std::pair<Cta*, uint64_t>>> peer_unpublished;
+  // The tcgen05.fence timeline of the peer CTA's warps, on this CTA's clock: what a hand-off to
+  // an MMA the peer issues into this tensor memory is checked against.
+  std::map<uint32_t, WarpState> peer_warps;
+  // A tcgen05.alloc.cta_group::2 of one of this CTA's warps that waits for the peer's warp.
+  struct PairAllocation {
+    bool waiting = false, done = false;
+    uint32_t columns = 0, taddr = 0, line = 0;
+    int warp = -1;
+  } pair_alloc;
 
   TmemShadowCell& cell(uint32_t lane, uint32_t column) { return cells[size_t{lane} * kTmemColumns + column]; }
   WarpState& warp(const Warp& w) {
@@ -106,6 +131,10 @@ struct Cta::TensorMemoryState {
 // its size: first fit, as the hardware's placement is not documented).
 bool tensor_memory_fits(const Cta& cta, uint32_t columns);
 uint32_t tensor_memory_first_fit(const Cta::TensorMemoryState& t, uint32_t columns);  // 512: none
+
+// Whether a tcgen05.alloc.cta_group::2 of the CTA may go on: the peer's warp completed it, or
+// the peer's warp waits for this CTA's and the columns are free in both (exec_tcgen05.cc).
+bool tensor_memory_pair_ready(const Cta& cta);
 
 // The CTA's tensor memory, created on first use.
 Cta::TensorMemoryState& tensor_memory(Cta& cta);

@@ -82,15 +82,10 @@ void Warp::fail(const Decoded& d, const std::string& message, int lane) const {
 uint64_t Warp::get(const ptx::Operand& o, int lane, const Decoded& d) {
   switch (o.kind) {
     case ptx::Operand::Kind::reg: {
-      if (poisoned_count && poisoned[o.reg] == kTcgen05LdPoison && d.in && d.in->parts[0] == "mov" &&
-          d.in->operands.size() == 2 && d.in->operands[0].kind == ptx::Operand::Kind::reg &&
-          d.in->operands[1].kind == ptx::Operand::Kind::reg) {
-        carry_tcgen05_poison = true;
-        return reg(o.reg, lane);
-      }
-      if (poisoned_count && poisoned[o.reg])
+      // A tcgen05.ld destination alone may be read before tcgen05.wait::ld (machine.h).
+      if (poisoned_count && poisoned[o.reg] && poisoned[o.reg] != kTcgen05LdPoison)
         fail(d, "reads register " + cta->launch->program->function->register_names[o.reg] +
-                    " while an asynchronous operation (wgmma, tcgen05.ld) still writes it: a missing wait", lane);
+                    " while an asynchronous operation (wgmma) still writes it: a missing wait", lane);
       if (!written_at[o.reg])
         fail(d, "reads register " + cta->launch->program->function->register_names[o.reg] +
                     ", which nothing has written", lane);
@@ -104,10 +99,16 @@ uint64_t Warp::get(const ptx::Operand& o, int lane, const Decoded& d) {
       const Program& p = *cta->launch->program;
       // A symbol's value is its address in its own state space (cvta makes it generic).
       if (o.symbol.kind == ptx::Symbol::Kind::param) return p.param_offset[o.symbol.index];
+      // A shared variable's address carries the CTA's rank (memory.h).
       if (o.symbol.kind == ptx::Symbol::Kind::variable) {
-        if (o.symbol.index & ptx::Symbol::kFunctionLocal)
-          return p.local_variable_address[o.symbol.index & ~ptx::Symbol::kFunctionLocal];
-        return p.variable_address[o.symbol.index];
+        const uint64_t rank_field = uint64_t{cta->rank} << kClusterRankShift;
+        if (o.symbol.index & ptx::Symbol::kFunctionLocal) {
+          const uint32_t k = o.symbol.index & ~ptx::Symbol::kFunctionLocal;
+          const bool shared = p.function->locals[k].space == ptx::Space::shared;
+          return p.local_variable_address[k] | (shared ? rank_field : 0);
+        }
+        const bool shared = p.module->variables[o.symbol.index].space == ptx::Space::shared;
+        return p.variable_address[o.symbol.index] | (shared ? rank_field : 0);
       }
       fail(d, "function addresses are not supported");
     }
@@ -119,14 +120,6 @@ uint64_t Warp::get(const ptx::Operand& o, int lane, const Decoded& d) {
 void Warp::set(const ptx::Operand& o, int lane, uint64_t value, const Decoded& d) {
   if (o.kind == ptx::Operand::Kind::sink) return;
   if (o.kind != ptx::Operand::Kind::reg) fail(d, "destination is not a register");
-  if (carry_tcgen05_poison) {
-    carry_tcgen05_poison = false;
-    if (!poisoned[o.reg]) ++poisoned_count;
-    poisoned[o.reg] |= kTcgen05LdPoison;
-    reg(o.reg, lane) = value;
-    written_at[o.reg] = instructions + 1;
-    return;
-  }
   if (poisoned_count && poisoned[o.reg])
     fail(d, "writes register " + cta->launch->program->function->register_names[o.reg] +
                 " while an asynchronous operation (wgmma, tcgen05.ld) still writes it: a missing wait", lane);
@@ -215,10 +208,10 @@ uint8_t* Warp::access(ptx::Space space, uint64_t address, uint32_t bytes, bool w
                   " while an asynchronous operation (TMA store or wgmma) still reads it: a missing wait", lane);
     if (write) sh.unfenced_writer = peer ? kPeerWriter : static_cast<uint8_t>(index + 1);
     if (write && peer) owner->peer_unfenced = true;
-    // Atomics are the one way unsynchronized warps may share a byte. The race check's clocks
-    // are per CTA: a peer CTA's access is ordered by the cluster barrier or an mbarrier of the
-    // cluster, which that clock does not see, so peer accesses are not race-checked.
-    if (d.atomic || peer) continue;
+    // Atomics are the one way unsynchronized warps may share a byte. A peer CTA's access is
+    // checked like any other: the clocks span the cluster's warps, and the cluster barrier, a
+    // remote mbarrier arrival and a multicast copy's completion release and acquire across CTAs.
+    if (d.atomic) continue;
     const std::string race = shared_access(*this, sh, write);
     if (!race.empty()) fail(d, race + " (shared " + hex(address + k) + ")", lane);
   }

@@ -83,14 +83,44 @@ uint32_t encode_umma_instr_descriptor(const UmmaInstrDescriptor& f) {
          ((f.m >> 4) & 0x1f) << 24 | (f.max_shift & 0x3) << 30;
 }
 
+uint32_t tcgen05_registers(TmemShape shape, uint32_t num) {
+  switch (shape) {
+    case TmemShape::k16x128b: return 2 * num;
+    case TmemShape::k16x256b: return 4 * num;
+    default: return num;
+  }
+}
+
+TmemCell tcgen05_ld_st_cell(TmemShape shape, uint32_t taddr, int lane, int reg, uint32_t split) {
+  const uint32_t l = static_cast<uint32_t>(lane), r = static_cast<uint32_t>(reg);
+  uint32_t row = 0, column = 0;
+  switch (shape) {
+    case TmemShape::k32x32b: row = l, column = r; break;
+    case TmemShape::k16x64b: row = l / 4 + 8 * (l % 2), column = l / 2 % 2 + 2 * r; break;
+    case TmemShape::k16x128b: row = l / 4 + 8 * (r % 2), column = l % 4 + 4 * (r / 2); break;
+    case TmemShape::k16x256b: row = l / 4 + 8 * (r / 2 % 2), column = r % 2 + 2 * (l % 4) + 8 * (r / 4); break;
+    case TmemShape::k16x32bx2: row = l % 16, column = r + split * (l / 16); break;
+  }
+  return {(taddr >> 16) + row, (taddr & 0xffff) + column};
+}
+
 std::string check_tcgen05_32x32b(uint32_t taddr, int warp_id, int columns) {
+  return check_tcgen05_access(TmemShape::k32x32b, taddr, warp_id, static_cast<uint32_t>(columns));
+}
+
+std::string check_tcgen05_access(TmemShape shape, uint32_t taddr, int warp_id, uint32_t columns) {
   const TmemCell cell = tmem_cell(taddr);
   const uint32_t first_lane = 32u * static_cast<uint32_t>(warp_id % 4);
-  if (cell.lane != first_lane)
-    return "tcgen05 .32x32b: warp " + std::to_string(warp_id) + " may access lanes " + std::to_string(first_lane) + ".." +
-           std::to_string(first_lane + 31) + ", not from lane " + std::to_string(cell.lane);
-  if (cell.column + static_cast<uint32_t>(columns) > 512)
-    return "tcgen05 .32x32b: columns " + std::to_string(cell.column) + "+" + std::to_string(columns) + " run past column 512";
+  const uint32_t lanes = tcgen05_lanes(shape);
+  const char* name = shape == TmemShape::k32x32b ? ".32x32b" : "16-lane shape";
+  // A 16-lane shape reads either half of the warp's 32 lanes (lane alignment 0 or 16).
+  if (cell.lane < first_lane || cell.lane + lanes > first_lane + 32 || (cell.lane - first_lane) % lanes)
+    return "tcgen05 " + std::string(name) + ": warp " + std::to_string(warp_id) + " may access lanes " +
+           std::to_string(first_lane) + ".." + std::to_string(first_lane + 31) + ", not " + std::to_string(lanes) +
+           " from lane " + std::to_string(cell.lane);
+  if (cell.column + columns > 512)
+    return "tcgen05 " + std::string(name) + ": columns " + std::to_string(cell.column) + "+" + std::to_string(columns) +
+           " run past column 512";
   return "";
 }
 

@@ -78,6 +78,27 @@ constexpr TmemCell tcgen05_32x32b_cell(uint32_t taddr, int lane, int reg) {
 // lane of the warp's quarter; the ISA's access restriction).
 std::string check_tcgen05_32x32b(uint32_t taddr, int warp_id, int columns);
 
+// The data-movement shapes of tcgen05.ld/st (PTX ISA 9.7.16.2.3): lanes x bits per .num.
+enum class TmemShape : uint8_t { k32x32b, k16x64b, k16x128b, k16x256b, k16x32bx2 };
+// Registers per thread of `shape` .xN (PTX ISA Table 49): N, 2N for 16x128b, 4N for 16x256b.
+uint32_t tcgen05_registers(TmemShape shape, uint32_t num);
+// Tensor-memory lanes the shape spans from the address's lane: 32, or 16.
+inline uint32_t tcgen05_lanes(TmemShape shape) { return shape == TmemShape::k32x32b ? 32 : 16; }
+// The cell register `reg` of thread `lane` (0..31) of a warp moves, for the warp's address
+// `taddr`; `split` is .16x32bx2's immHalfSplitoff (threads 16..31 access taddr + split). The
+// PTX ISA draws these layouts (Figures 183-187); tests/tensor proves them against the
+// Copy_Traits of CuTe's SM100_TMEM_LOAD atoms:
+//   32x32b:   (lane, reg)
+//   16x64b:   (lane / 4 + 8 (lane % 2), (lane / 2) % 2 + 2 reg)
+//   16x128b:  (lane / 4 + 8 (reg % 2), lane % 4 + 4 (reg / 2))
+//   16x256b:  (lane / 4 + 8 ((reg / 2) % 2), reg % 2 + 2 (lane % 4) + 8 (reg / 4))
+//   16x32bx2: (lane % 16, reg + split (lane / 16))
+TmemCell tcgen05_ld_st_cell(TmemShape shape, uint32_t taddr, int lane, int reg, uint32_t split);
+// "" or why warp `warp_id` may not access `columns` columns with `shape` from `taddr`: the lane
+// field must start the warp's quarter (32 (warp_id % 4)) or, for a 16-lane shape, its second
+// half (PTX ISA 9.7.16.8.1 "Access restrictions"; data-path layouts' lane alignment 0 or 16).
+std::string check_tcgen05_access(TmemShape shape, uint32_t taddr, int warp_id, uint32_t columns);
+
 // The accumulator D of tcgen05.mma cta_group::1 with M = 128 (32-bit elements, f32 or s32): row m
 // of the M x N tile is tensor-memory lane m, column n is column n of the accumulator's address.
 constexpr TmemCell umma_m128_accumulator_cell(uint32_t d_taddr, int row, int col) {

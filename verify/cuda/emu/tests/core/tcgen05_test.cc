@@ -15,12 +15,16 @@ namespace {
 // The defects a kernel variant plants (all false: a correct kernel).
 struct Plant {
   bool no_wait = false;          // the readers skip the commit's mbarrier (which also expects 2 arrivals)
-  bool no_wait_ld = false;       // the readers use the tcgen05.ld registers without tcgen05.wait::ld
+  bool no_wait_ld = false;       // the readers never issue tcgen05.wait::ld before the dealloc hand-off
+  bool late_wait_ld = false;     // the readers use the tcgen05.ld registers first, then tcgen05.wait::ld
   bool wrong_quarter = false;    // warp w loads lanes of warp w + 1's quarter
   bool no_dealloc = false;       // the CTA exits holding its columns
   bool over_allocate = false;    // warp 0 allocates 512 columns and then 32 more
   bool no_after_fence = false;   // the readers skip tcgen05.fence::after_thread_sync after the wait
-  bool no_before_fence = false;  // the readers skip tcgen05.fence::before_thread_sync before the final bar.sync
+  bool no_before_fence = false;  // the readers skip tcgen05.fence::before_thread_sync before the final barrier
+  // The readers' hand-offs synchronize without release/acquire (try_wait.relaxed, a relaxed
+  // cluster-barrier arrival instead of the final bar.sync): only the tcgen05 fences order them.
+  bool relaxed = false;
   bool no_proxy_fence = false;   // the operands' generic stores are not published by fence.proxy.async
 };
 
@@ -74,8 +78,8 @@ ALLOCATED:
   ld.shared.b32 %r10, [%r8];
   @!%p2 bra WAIT;
   // Thread 0 issues D = A B^T and commits it to the mbarrier.
-)" + issue_and_commit_ptx("%r9") + R"(WAIT:
-)" + (p.no_wait ? "" : R"(  mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r9], 0;
+  )" + issue_and_commit_ptx("%r9") + R"(WAIT:
+)" + (p.no_wait ? "" : std::string("  mbarrier.try_wait.parity") + (p.relaxed ? ".relaxed.cluster" : "") + R"(.shared::cta.b64 %p4, [%r9], 0;
   @!%p4 bra WAIT;
 )") + (p.no_after_fence ? "" : "  tcgen05.fence::after_thread_sync;\n") + R"(
   // Warp w reads its lane quarter: lanes 32 w .. 32 w + 31, columns 0 .. 15.
@@ -83,12 +87,12 @@ ALLOCATED:
   shl.b32 %r16, %r15, 21;
   add.u32 %r17, %r10, %r16;
   tcgen05.ld.sync.aligned.32x32b.x16.b32 )" + regs + R"(, [%r17];
-)" + (p.no_wait_ld ? "" : "  tcgen05.wait::ld.sync.aligned;\n") + R"(
+)" + (p.no_wait_ld || p.late_wait_ld ? "" : "  tcgen05.wait::ld.sync.aligned;\n") + R"(
   ld.param.u64 %rd8, [out];
   mul.wide.u32 %rd10, %r2, )" + std::to_string(4 * kN) + R"(;
   add.s64 %rd9, %rd8, %rd10;
-)" + stores + (p.no_before_fence ? "" : "  tcgen05.fence::before_thread_sync;\n") + R"(
-  bar.sync 0;
+)" + stores + (p.late_wait_ld ? "  tcgen05.wait::ld.sync.aligned;\n" : "") + (p.no_before_fence ? "" : "  tcgen05.fence::before_thread_sync;\n") +
+         (p.relaxed ? "  barrier.cluster.arrive.relaxed.aligned;\n  barrier.cluster.wait.aligned;\n" : "  bar.sync 0;\n") + R"(
   @%p3 bra DONE;
   tcgen05.fence::after_thread_sync;
 )" + (p.no_dealloc ? "" : "  tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r10, 32;\n") + R"(
@@ -142,10 +146,48 @@ TEST(Tcgen05, LoadBeforeTheCommitsPhaseCompletedIsReported) {
   expect_report(r, "tcgen05.commit");
 }
 
-TEST(Tcgen05, RegistersOfALoadBeforeWaitLdAreReported) {
+// PTX ISA 9.7.16.6.4.5: a true register dependency on a tcgen05.ld is respected without a wait.
+TEST(Tcgen05, RegistersOfALoadMayBeReadBeforeWaitLd) {
+  Plant p;
+  p.late_wait_ld = true;
+  const Result r = run(p, "tcgen05_late_wait_ld.ptx");
+  ASSERT_EQ(r.report, "");
+  for (int i = 0; i < kM * kN; ++i) ASSERT_EQ(r.out[i], r.expected[i]) << "row " << i / kN << " column " << i % kN;
+}
+
+// ... but only tcgen05.wait::ld orders the load's read of tensor memory before a later write:
+// here the dealloc after the hand-off.
+TEST(Tcgen05, AWriteOfCellsALoadStillReadsIsReported) {
   Plant p;
   p.no_wait_ld = true;
-  expect_report(run(p, "tcgen05_no_wait_ld.ptx"), "(wgmma, tcgen05.ld) still writes it: a missing wait");
+  const Result r = run(p, "tcgen05_no_wait_ld.ptx");
+  expect_report(r, "tcgen05.dealloc of tensor memory");
+  expect_report(r, "has not waited for with tcgen05.wait::ld");
+}
+
+// Writing a destination register of a tcgen05.ld before its wait::ld (the load may land later).
+TEST(Tcgen05, OverwritingALoadsRegisterBeforeWaitLdIsReported) {
+  const std::string ptx = R"(.version 8.7
+.target sm_100a
+.address_size 64
+.extern .shared .align 1024 .b8 smem[];
+.visible .entry k()
+{
+  .reg .b32 %r<8>; .reg .pred %p<4>;
+  mov.u32 %r1, smem;
+  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], 32;
+  ld.shared.b32 %r2, [%r1];
+  tcgen05.st.sync.aligned.32x32b.x1.b32 [%r2], {%r2};
+  tcgen05.wait::st.sync.aligned;
+  tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r3}, [%r2];
+  mov.u32 %r3, 7;
+  tcgen05.wait::ld.sync.aligned;
+  tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 32;
+  ret;
+}
+)";
+  const std::string report = run_ptx(ptx, "tcgen05_ld_waw.ptx", "k", {1, 1, 1}, {32, 1, 1}, {}, 64);
+  EXPECT_NE(report.find("writes register %r3 while an asynchronous operation"), std::string::npos) << report;
 }
 
 TEST(Tcgen05, AWarpOutsideItsLaneQuarterIsReported) {
@@ -169,15 +211,33 @@ TEST(Tcgen05, AnAllocationThatCanNeverSucceedIsADeadlock) {
 TEST(Tcgen05, AHandOffWithoutAfterThreadSyncIsReported) {
   Plant p;
   p.no_after_fence = true;
+  p.relaxed = true;
   expect_report(run(p, "tcgen05_no_after_fence.ptx"), "with no tcgen05.fence::after_thread_sync by this warp");
 }
 
 TEST(Tcgen05, AHandOffWithoutBeforeThreadSyncIsReported) {
   Plant p;
   p.no_before_fence = true;
+  p.relaxed = true;
   const Result r = run(p, "tcgen05_no_before_fence.ptx");
   expect_report(r, "tcgen05.dealloc");
   expect_report(r, "issued no tcgen05.fence::before_thread_sync");
+}
+
+// The same kernel with relaxed synchronization and both fences is clean; with release/acquire
+// synchronization (the default mbarrier semantics, bar.sync) it needs no tcgen05 fence at all:
+// "the standard memory consistency model synchronization mechanisms also apply" (9.7.16.6.3).
+TEST(Tcgen05, FencesOrderRelaxedHandOffsAndReleaseAcquireOrdersTheRest) {
+  Plant relaxed;
+  relaxed.relaxed = true;
+  Result r = run(relaxed, "tcgen05_relaxed_fenced.ptx");
+  ASSERT_EQ(r.report, "");
+  for (int i = 0; i < kM * kN; ++i) ASSERT_EQ(r.out[i], r.expected[i]) << i;
+  Plant unfenced;
+  unfenced.no_after_fence = unfenced.no_before_fence = true;
+  r = run(unfenced, "tcgen05_acquire_release_unfenced.ptx");
+  ASSERT_EQ(r.report, "");
+  for (int i = 0; i < kM * kN; ++i) ASSERT_EQ(r.out[i], r.expected[i]) << i;
 }
 
 TEST(Tcgen05, OperandsWrittenWithoutFenceProxyAsyncAreReported) {

@@ -88,6 +88,15 @@ CuteTruth parse(std::istream& file) {
       t.map.global_stride[0] = t.element_bytes;
       t.addresses = read_values<uint32_t>(in, size_t(t.mn_tile) * t.k_tile);
       truth.tma.push_back(std::move(t));
+    } else if (kind == "tmem") {
+      TmemCopyTruth t;
+      in >> t.shape >> t.num >> t.split >> t.registers;
+      for (int k = 0; k < 32 * t.registers; ++k) {
+        TmemCell c;
+        in >> c.lane >> c.column;
+        t.cells.push_back(c);
+      }
+      truth.tmem.push_back(std::move(t));
     } else if (!kind.empty()) {
       throw std::runtime_error("cute truth: unknown record " + kind);
     }
@@ -155,6 +164,14 @@ int count_swizzle_mismatches(const SwizzleTruth& truth, const SwizzleFn& fn) {
   int mismatches = 0;
   for (size_t i = 0; i < truth.image.size(); ++i) mismatches += fn(truth.swizzle, uint32_t(4 * i)) != truth.image[i];
   return mismatches;
+}
+
+int count_tmem_copy_mismatches(const TmemCopyTruth& truth, const TmemCellFn& fn) {
+  int wrong = 0;
+  for (int t = 0; t < 32; ++t)
+    for (int r = 0; r < truth.registers; ++r)
+      wrong += !(fn(truth.shape, t, r, uint32_t(truth.split)) == truth.cells[size_t(t) * truth.registers + r]);
+  return wrong;
 }
 
 int count_gmma_mismatches(const GmmaTruth& truth, const OperandAddressFn& fn) {

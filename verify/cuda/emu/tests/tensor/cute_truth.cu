@@ -22,6 +22,7 @@
 #include <cute/atom/copy_traits_sm75.hpp>
 #include <cute/atom/copy_traits_sm90.hpp>
 #include <cute/atom/copy_traits_sm90_tma.hpp>
+#include <cute/atom/copy_traits_sm100.hpp>
 
 using namespace cute;
 
@@ -182,6 +183,28 @@ void emit_matrix_copy(char const* name, int matrices, bool trans, bool store) {
   std::fprintf(out, "\n");
 }
 
+// ---------------------------------------------------------------- tcgen05.ld/st
+// For a TMEM load atom (its Copy_Traits: DstLayout maps (thread, register bit) to a reference
+// bit, ValID that bit to a tensor-memory bit address, lanes TMEM::DP_b apart): the tensor-memory
+// lane and 32-bit column of each 32-bit register of each thread. `shape`, `num` and `split` are
+// the PTX the atom issues (copy_sm100.hpp: "tcgen05.ld.sync.aligned.<shape>.x<num>", and for
+// .16x32bx2 its immHalfSplitoff).
+template <class Op>
+void emit_tmem_copy(char const* shape, int num, int split) {
+  using Traits = Copy_Traits<Op>;
+  auto dst = typename Traits::DstLayout{};
+  auto val = typename Traits::ValID{};
+  const int registers = int(size<1>(dst)) / 32;
+  const int lane_bits = int(TMEM::DP_b{});
+  std::fprintf(out, "tmem %s %d %d %d", shape, num, split, registers);
+  for (int t = 0; t < 32; ++t)
+    for (int r = 0; r < registers; ++r) {
+      const int address = int(val(int(dst(t, 32 * r))));
+      std::fprintf(out, " %d %d", address / lane_bits, address % lane_bits / 32);
+    }
+  std::fprintf(out, "\n");
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- TMA
@@ -306,6 +329,17 @@ int main(int argc, char** argv) {
   emit_matrix_copy<Copy_Traits<SM90_U16x2_STSM_T>>("stsm", 1, true, true);
   emit_matrix_copy<Copy_Traits<SM90_U16x4_STSM_T>>("stsm", 2, true, true);
   emit_matrix_copy<Copy_Traits<SM90_U16x8_STSM_T>>("stsm", 4, true, true);
+
+  emit_tmem_copy<SM100_TMEM_LOAD_32dp32b1x>("32x32b", 1, 0);
+  emit_tmem_copy<SM100_TMEM_LOAD_32dp32b8x>("32x32b", 8, 0);
+  emit_tmem_copy<SM100_TMEM_LOAD_16dp64b1x>("16x64b", 1, 0);
+  emit_tmem_copy<SM100_TMEM_LOAD_16dp64b4x>("16x64b", 4, 0);
+  emit_tmem_copy<SM100_TMEM_LOAD_16dp128b1x>("16x128b", 1, 0);
+  emit_tmem_copy<SM100_TMEM_LOAD_16dp128b4x>("16x128b", 4, 0);
+  emit_tmem_copy<SM100_TMEM_LOAD_16dp256b1x>("16x256b", 1, 0);
+  emit_tmem_copy<SM100_TMEM_LOAD_16dp256b4x>("16x256b", 4, 0);
+  emit_tmem_copy<SM100_TMEM_LOAD_16dp32b1x>("16x32bx2", 1, 1);
+  emit_tmem_copy<SM100_TMEM_LOAD_16dp32b4x>("16x32bx2", 4, 4);
 
   // TMA: K-major tiles one and two swizzle atoms wide, an MN-major tile, 2- and 4-byte elements.
   emit_tma<half_t, GMMA::Layout_K_SW128_Atom<half_t>, 64, 64>("k_sw128_h", false, 100, 136, 0x4000);

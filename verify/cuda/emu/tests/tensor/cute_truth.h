@@ -63,6 +63,13 @@ struct TmaTruth {
   std::vector<uint32_t> addresses;  // [mn * k_tile + k]: CuTe's smem address of tile element (mn, k)
 };
 
+// A TMEM load atom: the tensor-memory lane and column of each register of each thread.
+struct TmemCopyTruth {
+  std::string shape;  // the PTX shape: 32x32b, 16x64b, 16x128b, 16x256b, 16x32bx2
+  int num = 0, split = 0, registers = 0;
+  std::vector<TmemCell> cells;  // [thread * registers + register], relative to lane 0, column 0
+};
+
 // UMMA::make_instr_desc for one set of parameters.
 struct InstrDescriptorTruth {
   std::string a, b, c;  // f16, bf16, tf32, e4m3, e5m2; f16, f32
@@ -80,6 +87,7 @@ struct CuteTruth {
   std::map<int, FragmentTruth> a_registers;   // by element bytes
   std::vector<MatrixCopyTruth> matrix_copies;
   std::vector<TmaTruth> tma;
+  std::vector<TmemCopyTruth> tmem;
 };
 
 // The truth file of this build, parsed once; nullptr (and `why` set) when it is missing.
@@ -107,6 +115,10 @@ int count_matrix_copy_mismatches(const MatrixCopyTruth& truth, const AddressLane
 using TmaLoadFn = std::function<std::string(const TensorMap&, std::span<const int32_t>, std::span<uint8_t>, uint32_t,
                                             const GlobalRead&)>;
 int count_tma_load_mismatches(const TmaTruth& truth, int32_t shift0, int32_t shift1, bool nan_fill, const TmaLoadFn& load);
+
+// tcgen05_ld_st_cell-like `fn` (address 0) for every register of every thread of the atom.
+using TmemCellFn = std::function<TmemCell(const std::string& shape, int lane, int reg, uint32_t split)>;
+int count_tmem_copy_mismatches(const TmemCopyTruth& truth, const TmemCellFn& fn);
 
 // tma_box_element_address for every element of CuTe's tile, against CuTe's address.
 int count_tma_address_mismatches(const TmaTruth& truth);

@@ -127,6 +127,55 @@ TEST(TensorMemory, ThirtyTwoByThirtyTwoBitShape) {
   EXPECT_EQ(tmem_cell(taddr), (TmemCell{64, 16}));
 }
 
+TmemShape shape_named(const std::string& name) {
+  static const std::map<std::string, TmemShape> shapes = {
+      {"32x32b", TmemShape::k32x32b},   {"16x64b", TmemShape::k16x64b},     {"16x128b", TmemShape::k16x128b},
+      {"16x256b", TmemShape::k16x256b}, {"16x32bx2", TmemShape::k16x32bx2},
+  };
+  return shapes.at(name);
+}
+
+// Every register of every thread of CuTe's SM100_TMEM_LOAD atoms (each shape, .x1 and a larger
+// .num) lands in the cell tcgen05_ld_st_cell names.
+TEST(TensorMemory, LoadAndStoreShapesMatchCute) {
+  KGEN_REQUIRE_CUTE_TRUTH(truth);
+  ASSERT_EQ(truth->tmem.size(), 10u);
+  for (const TmemCopyTruth& t : truth->tmem) {
+    const TmemShape shape = shape_named(t.shape);
+    EXPECT_EQ(t.registers, int(tcgen05_registers(shape, uint32_t(t.num)))) << t.shape << " x" << t.num;
+    EXPECT_EQ(count_tmem_copy_mismatches(t, [&](const std::string&, int lane, int reg, uint32_t split) {
+                return tcgen05_ld_st_cell(shape, 0, lane, reg, split);
+              }),
+              0)
+        << t.shape << " x" << t.num;
+  }
+}
+
+// Planted bug: the two row halves of a 16-lane shape swapped (rows 8..15 first).
+TEST(TensorMemory, ComparisonCatchesSwappedRowHalves) {
+  KGEN_REQUIRE_CUTE_TRUTH(truth);
+  for (const TmemCopyTruth& t : truth->tmem) {
+    const TmemShape shape = shape_named(t.shape);
+    if (tcgen05_lanes(shape) != 16 || shape == TmemShape::k16x32bx2) continue;
+    EXPECT_GT(count_tmem_copy_mismatches(t, [&](const std::string&, int lane, int reg, uint32_t split) {
+                TmemCell c = tcgen05_ld_st_cell(shape, 0, lane, reg, split);
+                c.lane ^= 8;
+                return c;
+              }),
+              0)
+        << t.shape;
+  }
+}
+
+TEST(TensorMemory, SixteenLaneShapesTakeEitherHalfOfTheQuarter) {
+  EXPECT_EQ(check_tcgen05_access(TmemShape::k16x256b, (32u << 16) | 8, 1, 16), "");
+  EXPECT_EQ(check_tcgen05_access(TmemShape::k16x256b, (48u << 16) | 8, 1, 16), "");
+  EXPECT_NE(check_tcgen05_access(TmemShape::k16x256b, (40u << 16) | 8, 1, 16), "");  // not 0 or 16
+  EXPECT_NE(check_tcgen05_access(TmemShape::k32x32b, (48u << 16) | 8, 1, 16), "");   // 32 lanes from 48
+  EXPECT_NE(check_tcgen05_access(TmemShape::k16x64b, (64u << 16), 1, 16), "");       // warp 2's lanes
+  EXPECT_EQ(tcgen05_ld_st_cell(TmemShape::k16x32bx2, (16u << 16) | 4, 20, 1, 8), (TmemCell{20, 13}));
+}
+
 TEST(TensorMemory, M128AccumulatorRowIsLane) {
   const uint32_t d = 0x00000020;  // lane 0, column 32
   EXPECT_EQ(umma_m128_accumulator_cell(d, 0, 0), (TmemCell{0, 32}));
