@@ -13,14 +13,17 @@
 namespace kgen {
 namespace cuda {
 
-// Blocks until the phase of `barrier` with parity `parity` has completed.
+// Blocks until the phase of `barrier` with parity `parity` has completed; an acquire (the
+// default semantics of mbarrier.try_wait).
 CUTE_DEVICE void wait(uint64_t* barrier, uint32_t parity) {
   while (!::cuda::ptx::mbarrier_try_wait_parity(barrier, parity)) {
   }
 }
 
-// One arrival per warp (its lane 0), once every lane of it is here: the warp's reads of what
-// the barrier guards, and its shared-memory writes, are then ordered before the arrival.
+// One arrival per warp (its lane 0), once every lane of it is here: a release, so the warp's
+// reads of what the barrier guards, its shared-memory writes and (PTX ISA 9.7.16.6.3) its
+// tensor-memory loads and stores, each already waited for with tcgen05.wait::ld/st, are
+// ordered before what the waiter does next.
 // Barriers a warp releases this way count one arrival per warp. `lane`: the thread's lane,
 // computed once by a caller that releases inside its main loop (the sm90a consumers). Reading
 // %tid.x again at each release made the sm90a backward of tests/cuda/specs/sm90a_per_head_mqa

@@ -90,13 +90,17 @@ CUTE_DEVICE void correct_and_store(Params const& params,
       wait(&smem.scale_full[buffer.stage], buffer.phase);
       const float scale = smem.row_scale[buffer.stage][row];
       if (t > 0) {  // O holds P V of the item's tiles before t once the last product is done
-        wait_for_tmem(&smem.o_full, Once::at(g - 1).phase);
+        // O only: no shared-memory access of this thread depends on the products here.
+        wait_relaxed_for_tmem(&smem.o_full, Once::at(g - 1).phase);
         if (__any_sync(0xffffffffu, scale != 1.f)) rescale_o<Config>(o_address, scale);
       }
-      arrive_per_warp_after_tmem(&smem.p_full[buffer.stage]);
+      // A release: the rescale of O (waited for with wait::st), and this row's read of
+      // row_scale[buffer.stage], which the softmax overwrites two tiles on (softmax.cuh).
+      arrive_per_warp(&smem.p_full[buffer.stage]);
     }
-    // Every product is done.
-    wait_for_tmem(&smem.o_full, Once::at(at.tiles + work.tile_count - 1).phase);
+    // Every product is done. An acquire, not the relaxed pattern: the stores of out below go
+    // over Q, which the tensor core read for this item's products (ordered by the commit).
+    wait(&smem.o_full, Once::at(at.tiles + work.tile_count - 1).phase);
     wait(&smem.out_scale_full, Once::at(at.live).phase);
     const float out_scale = smem.out_scale[row];
 

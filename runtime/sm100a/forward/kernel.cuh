@@ -64,13 +64,16 @@ CUTE_DEVICE void forward(Params const& params) {
     }
     Barrier::init(&smem.o_full, 1);
     Barrier::init(&smem.out_scale_full, 4);
-    cutlass::arch::fence_barrier_init();
+    // No fence.mbarrier_init: no cluster launch, so the __syncthreads below orders the inits
+    // before every use, the TMA's included (sm90a/forward/kernel.cuh says why).
   }
   cute::TMEM::Allocator1Sm tmem;
   if (warp == kMmaWarp) tmem.allocate(Config::kTmemColumns, &smem.tmem_base);
-  ::cuda::ptx::tcgen05_fence_before_thread_sync();
-  __syncthreads();  // the barriers and the tensor-memory address are visible to every warp
-  ::cuda::ptx::tcgen05_fence_after_thread_sync();
+  // The barriers and the tensor-memory address are visible to every warp. No tcgen05 fence
+  // pair around it: bar.sync is a CTA-scope release/acquire, which orders tcgen05 operations
+  // like any other (PTX ISA 9.7.16.6.3); tcgen05.alloc's store of the address is a weak
+  // generic store (PTX ISA, tcgen05.alloc) that it orders before the loads below.
+  __syncthreads();
   const uint32_t tmem_base = smem.tmem_base;
 
   // Each role walks the work items itself, after its register split: a value live across
@@ -87,10 +90,12 @@ CUTE_DEVICE void forward(Params const& params) {
     if (warp == kLoadWarp && cute::elect_one_sync()) load<Config>(params, smem);
   }
 
-  ::cuda::ptx::tcgen05_fence_before_thread_sync();
-  __syncthreads();  // every tensor-memory read and product is done
+  // Every tensor-memory load and store is done (each warp waited for its own with
+  // tcgen05.wait::ld/st) and every product too (the correction warps waited for the last
+  // commit); the barrier's release/acquire orders them before the free (PTX ISA 9.7.16.6.3),
+  // so no tcgen05 fence pair is needed around it.
+  __syncthreads();
   if (warp == kMmaWarp) {
-    ::cuda::ptx::tcgen05_fence_after_thread_sync();
     tmem.release_allocation_lock();
     tmem.free(tmem_base, Config::kTmemColumns);
   }

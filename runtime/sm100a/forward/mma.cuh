@@ -78,7 +78,9 @@ CUTE_DEVICE void issue_mma(typename ForwardTraits<Config>::SharedStorage& smem,
         const Ring ring = Ring::at(u);
         const Buffer buffer = Buffer::at(u);
         const int stage = ring.stage;
-        wait_for_tmem(&smem.p_full[buffer.stage], buffer.phase);
+        // Acquire: it takes in the softmax's P and the correction's rescaled O, and passes the
+        // correction's read of row_scale on to the next commit on s_full (softmax.cuh).
+        wait(&smem.p_full[buffer.stage], buffer.phase);
         wait(&smem.v_full[stage], ring.phase);
         tOrP.data() = p_zero + tmem_base + (buffer.stage == 0 ? Traits::kTmemS0 : Traits::kTmemS1) +
                       Traits::kTmemPOffset;

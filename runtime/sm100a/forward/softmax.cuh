@@ -74,7 +74,12 @@ CUTE_DEVICE void softmax(Params const& params, typename ForwardTraits<Config>::S
       const Buffer buffer = Buffer::at(at.tiles + t);
       const int slot = buffer.stage;
       const uint32_t s_column = slot == 0 ? Traits::kTmemS0 : Traits::kTmemS1;
-      wait_for_tmem(&smem.s_full[slot], buffer.phase);
+      // Release/acquire, not the relaxed tensor-memory pattern: besides S, this hand-off orders
+      // the correction's reads of row_scale[slot] (two tiles back) and of out_scale (the last
+      // item) before this thread overwrites them. Their chain runs through the correction's
+      // p_full (or q_empty) arrival, the MMA thread's acquiring wait on it and the commit that
+      // arrives here after the products that thread issued since (sync.cuh).
+      wait(&smem.s_full[slot], buffer.phase);
       load_row<kBlockKv>(tmem_s<Config>(tmem_base + s_column), s);
       cutlass::arch::fence_view_async_tmem_load();
 
@@ -123,7 +128,7 @@ CUTE_DEVICE void softmax(Params const& params, typename ForwardTraits<Config>::S
       }
       row_sum = row_sum * scale + sum;
       cutlass::arch::fence_view_async_tmem_store();
-      arrive_per_warp_after_tmem(&smem.p_full[slot]);
+      arrive_per_warp(&smem.p_full[slot]);  // after wait::st: P is in tensor memory
     }
 
     // out = O * out_scale and the lse (cuda/finish_row.cuh).

@@ -42,7 +42,8 @@ CUTE_DEVICE void backward(Params const& params) {
       Barrier::init(&smem.q_empty[stage], 4 * Config::kConsumers);  // lane 0 of every consumer warp
       Barrier::init(&smem.dout_empty[stage], 4 * Config::kConsumers);
     }
-    cutlass::arch::fence_barrier_init();
+    // No fence.mbarrier_init: no cluster launch, so the __syncthreads below orders the inits
+    // before every use, the TMA's included (sm90a/forward/kernel.cuh says why).
   }
   __syncthreads();
 

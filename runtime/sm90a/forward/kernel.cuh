@@ -40,7 +40,11 @@ CUTE_DEVICE void forward(Params const& params) {
       Barrier::init(&smem.k_empty[stage], 4 * Config::kConsumers);  // lane 0 of every consumer warp
       Barrier::init(&smem.v_empty[stage], 4 * Config::kConsumers);
     }
-    cutlass::arch::fence_barrier_init();
+    // No fence.mbarrier_init: the kernel is launched without clusters, so only this CTA's
+    // threads and its own TMA copies use these barriers, and __syncthreads below orders the inits
+    // before every use. A copy "accesses its mbarrier operand using generic-proxy" (PTX ISA,
+    // cp.async.bulk.tensor), so no proxy fence is needed either; fence.mbarrier_init would only
+    // release the inits to other CTAs of a cluster.
   }
   __syncthreads();
 
