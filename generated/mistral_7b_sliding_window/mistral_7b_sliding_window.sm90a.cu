@@ -3,7 +3,7 @@
 // Template: templates/sm90a/forward/kernel.cu.tmpl
 // Template: templates/cuda/forward/block_tables.cu.tmpl
 // Template: templates/cuda/forward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm90a (sha256 b30334efb9b29847a35cc056ab7911d95bdc24fe12918341548cb3c316cbd8d5)
+// Runtime: runtime/cuda, runtime/sm90a (sha256 149f0ce61d66389b55d8dd1b3c066e62570c3cd154ab811ed5a4265514f39b4b)
 
 // mistral_7b_sliding_window_sm90a: attention forward for Hopper (sm_90a) on CUTLASS/CuTe, FlashAttention-3 style.
 //

@@ -18,9 +18,8 @@ struct ForwardMma {
   static_assert(accumulator_matches_view<PV>(), "O fragment layout");
   static_assert(register_a_operand_matches_view<PV>(), "P operand layout");
 
-  // S and O as a thread's rows and columns of its consumer's tile.
+  // S as a thread's rows and columns of its consumer's tile.
   using SView = AccumulatorView<Config::kBlockKv>;
-  using OView = AccumulatorView<Config::kHeadDimV>;
   // P: the S fragment converted to 16 bits, as the A operand of O += P V.
   using LayoutP = RegisterOperandLayout<Config::kBlockKv>;
 };
