@@ -61,7 +61,9 @@ test: deps
 # jaxlib's real Mosaic dialect and compiled by libtpu for its spec's TPU generation,
 # deviceless (docs/tpu-deviceless-compile.md); each sm90a kernel compiled for sm_90a and its
 # SASS checked, and executed on the CPU from its PTX by ptxemu (docs/cuda-emulation.md); then
-# the verify_only tests. Commit the receipts with the kernels they describe.
+# the verify_only tests; then the bundle gate, and kgen.jax's decode across devices exported
+# for a v5e 2x2 slice and compiled deviceless (verify/jax_decode_mesh_compile.py). Commit the
+# receipts with the kernels they describe.
 verify: build
 	@deps/install.sh libtpu
 	@ninja -C $(BUILD) -j $(JOBS) sm90a_emu_harnesses sm100a_emu_harnesses
@@ -69,6 +71,9 @@ verify: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -L verify_only
 	@.venv-libtpu/bin/python bench/tpu_static_cost.py --no-splash --backward --kgen $(KGEN) \
 	    --check bench/tpu_bundles.json $(TPU_SPECS)
+	@PYTHONPATH=python KGEN_JAX_CPU_LIBRARY=$(BUILD)/python/libkgen_jax_cpu.so \
+	    KGEN_TEST_GENERATED=$(BUILD)/tests/python/generated \
+	    .venv-libtpu/bin/python verify/jax_decode_mesh_compile.py
 
 # kgen's tpu kernels of bench/specs/tpu against JAX's Splash, by libtpu's static bundle
 # counts (docs/benchmarks.md); writes bench-results/tpu/. Nothing runs on a TPU.

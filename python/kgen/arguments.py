@@ -143,3 +143,61 @@ class ArgumentChecker:
   def error(self, message: str) -> ArgumentError:
     """An ArgumentError naming the caller (the front doors' own checks use it too)."""
     return ArgumentError(f"{self.caller}: {message}")
+
+
+class DecodeArgumentChecker(ArgumentChecker):
+  """The checks of `decode(q, k, v, kv_lens, *, page_table, sinks, layout)` for one decode
+  folder (docs/decode.md, "kgen.jax"): q as the forward's; k and v in the kernel's own cache
+  layout, a page pool [kv_heads, pages, page_size, head_dim] or a contiguous cache
+  [batch, kv_heads, kv_len, head_dim] (the shapes `cache_shapes` gives, from the kernel's
+  operands file: a cache is never transposed); kv_lens [batch] and, paged, the page table
+  [batch, kv_len / page_size], integers."""
+
+  def check_decode(self, q, k, v, kv_lens, *, page_table, sinks, layout: str,
+                   cache_shapes: dict[str, tuple[int, ...]], cache_layout: str,
+                   page_table_shape: tuple[int, ...] | None,
+                   dtype_name: Callable[[Any], str], check_sinks: bool = True) -> None:
+    if layout not in LAYOUT_NAMES:
+      choices = " or ".join(f'"{name}" ({why})' for name, why in self.layout_costs.items())
+      raise self.error(f"layout: found {layout!r}; expected {choices}")
+    signature = self.folder.signature
+    self._check_tensor("q", q, layout)
+    for tensor, array in (("k", k), ("v", v)):
+      if tuple(array.shape) != cache_shapes[tensor]:
+        raise self.error(
+            f"{tensor}: found shape {tuple(array.shape)}; the kernel reads {cache_layout} "
+            f"{cache_shapes[tensor]} ({self.folder.spec}). The cache is passed in the kernel's "
+            f"own layout, never transposed; for another shape, change the spec and regenerate: "
+            f"{self.folder.regenerate}")
+    for tensor, array in (("q", q), ("k", k), ("v", v)):
+      found = dtype_name(array)
+      if found != signature.dtype:
+        raise self.error(
+            f"{tensor}: found dtype {found}; the spec fixed {signature.dtype} (\"dtype\" in "
+            f"{self.folder.spec}). Cast it, or for {found} kernels set \"dtype\" and "
+            f"regenerate: {self.folder.regenerate}")
+    self._integers("kv_lens", kv_lens, (signature.shape.batch,), "[batch]", dtype_name)
+    if page_table_shape is None:
+      if page_table is not None:
+        raise self.error(
+            f"page_table: found an argument; the spec's cache is contiguous ({self.folder.spec} "
+            f'has no "paged"). For a paged cache, set "paged": {{"page_size": P}} and '
+            f"regenerate: {self.folder.regenerate}")
+    elif page_table is None:
+      raise self.error(
+          f'page_table: found none; the spec fixed "paged" ({self.folder.spec}): pass '
+          f"page_table of shape {page_table_shape} = [batch, kv_len / page_size], int32")
+    else:
+      self._integers("page_table", page_table, page_table_shape,
+                     "[batch, kv_len / page_size]", dtype_name)
+    if check_sinks:
+      self._sinks(sinks, dtype_name)
+
+  def _integers(self, name: str, array, expected: tuple[int, ...], names: str,
+                dtype_name: Callable[[Any], str]) -> None:
+    if tuple(array.shape) != expected:
+      raise self.error(f"{name}: found shape {tuple(array.shape)}; the spec fixed {expected} = "
+                       f"{names} ({self.folder.spec})")
+    if dtype_name(array) not in INTEGER_DTYPES:
+      raise self.error(f"{name}: found dtype {dtype_name(array)}; the kernels read int32: pass "
+                       "integers")

@@ -159,9 +159,10 @@ class FolderErrors(unittest.TestCase):
   def test_missing_and_stale_files(self):
     with self.assertRaisesRegex(kgen.GeneratedFolderError, "no MANIFEST.json"):
       kgen.jax.load(ROOT / "specs")
-    # A decode folder (docs/decode.md) is refused by name, not loaded as a forward.
-    with self.assertRaisesRegex(kgen.GeneratedFolderError, "decode kernels .* have no kgen.jax front door yet"):
-      kgen.jax.load(ROOT / "generated/gpt_oss_decode_sinks")
+    # A decode folder (docs/decode.md) loads as a Decode (jax_decode_test.py), never as an
+    # Attention.
+    with self.assertRaisesRegex(kgen.GeneratedFolderError, "decode kernels .* not an Attention"):
+      kgen.jax.Attention(ROOT / "generated/gpt_oss_decode_sinks")
     with tempfile.TemporaryDirectory() as temporary:
       copy = pathlib.Path(temporary) / "jax_features"
       shutil.copytree(GENERATED / "jax_features", copy)

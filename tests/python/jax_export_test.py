@@ -2,7 +2,9 @@
 tpu target, `jax.export(..., platforms=["tpu"])` of the forward (and, for a backward spec, of
 jax.grad of a loss) holds one tpu_custom_call per kernel run (forward; forward, dq, dkv), each
 carrying exactly the backend config `make gen` wrote beside the kernel, and no call of the
-CPU executor. `make verify` compiles these exports with libtpu (jax_tpu_compile.py).
+CPU executor; a decode spec's call holds its kernel and, split, its combine. `make verify`
+compiles these exports with libtpu (jax_tpu_compile.py), and the decode specs' shard_map
+over a v5e 2x2 slice (verify/decode_across_devices_compile.py).
 
     python jax_export_test.py   (from the repository root)
 """
@@ -22,10 +24,31 @@ from kgen.jax import cpu_executor
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def tpu_folders():
-  # Decode kernels have no front door yet (kgen.jax.load refuses them, docs/decode.md).
+def tpu_folders(decode=False):
+  """The checked-in folders with a tpu kernel: the forward specs', or the decode specs'."""
   return sorted(folder for folder in (ROOT / "generated").iterdir()
-                if GeneratedFolder(folder).has("tpu", "kernel") and not GeneratedFolder(folder).is_decode())
+                if GeneratedFolder(folder).has("tpu", "kernel") and
+                GeneratedFolder(folder).is_decode() == decode)
+
+
+def decode_arguments(decode, devices=1):
+  """ShapeDtypeStructs of a decode call's (q, k, v, kv_lens, page_table, sinks) (BNTH), for a
+  cache of `devices` shards laid out as kgen.jax.decode_across_devices.sharded takes it."""
+  s, dtype = decode.signature.shape, jnp.dtype(decode.signature.dtype)
+  axis = 1 if decode.paged else 2  # pools side by side, or positions
+
+  def cache(name):
+    shape = list(decode.cache_shapes[name])
+    shape[axis] *= devices
+    return jax.ShapeDtypeStruct(tuple(shape), dtype)
+
+  table = None
+  if decode.paged:
+    rows, columns = decode.page_table_shape
+    table = jax.ShapeDtypeStruct((rows, columns * devices), jnp.int32)
+  sinks = jax.ShapeDtypeStruct((s.q_heads,), jnp.float32) if decode.signature.sinks else None
+  return (jax.ShapeDtypeStruct((s.batch, s.q_heads, s.q_len, s.head_dim), dtype), cache("k"),
+          cache("v"), jax.ShapeDtypeStruct((s.batch,), jnp.int32), table, sinks)
 
 
 def arguments(signature):
@@ -93,6 +116,25 @@ class TpuExport(unittest.TestCase):
           self.assertEqual(len(mosaic), kernels)
           self.assertTrue(set(mosaic) <= written)
           self.assertNotIn(cpu_executor.TARGET, [target for target, _ in calls])
+
+  def test_every_decode_spec_exports_its_kernel_and_combine(self):
+    folders = tpu_folders(decode=True)
+    self.assertGreaterEqual(len(folders), 4)
+    for folder in folders:
+      with self.subTest(spec=folder.name):
+        decode = kgen.jax.load(folder)
+        written = {json.loads(path.read_text())["backend_config"]
+                   for path in folder.glob("*.tpu*.custom_call.json")}
+
+        def call(q, k, v, kv_lens, page_table, sinks, decode=decode):
+          return decode(q, k, v, kv_lens, page_table=page_table, sinks=sinks)
+
+        exported = jax.export.export(jax.jit(call), platforms=["tpu"])(*decode_arguments(decode))
+        calls = custom_calls(exported)
+        mosaic = [config for target, config in calls if target == "tpu_custom_call"]
+        self.assertEqual(len(mosaic), 2 if decode.split else 1)
+        self.assertEqual(set(mosaic), written)
+        self.assertNotIn(cpu_executor.TARGET, [target for target, _ in calls])
 
   def test_grad_of_splash_holds_forward_dq_and_dkv(self):
     attention = kgen.jax.load(ROOT / "generated/splash")

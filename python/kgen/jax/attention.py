@@ -1,5 +1,6 @@
 """`kgen.jax.load(folder)`: the generated forward, dq and dkv kernels of one spec as one
-differentiable JAX function (docs/python.md)."""
+differentiable JAX function (docs/python.md); a decode spec's kernels as kgen.jax.decode's
+Decode (docs/decode.md)."""
 from __future__ import annotations
 
 import pathlib
@@ -11,6 +12,7 @@ from kgen.arguments import ArgumentChecker
 from kgen.errors import ArgumentError, GeneratedFolderError
 from kgen.generated_folder import GeneratedFolder
 from kgen.jax import cpu_executor
+from kgen.jax.decode import Decode
 from kgen.jax.kernel_call import KernelCall
 
 LANES = 128     # the lane-replicated layouts of lse and of row-wise segment ids
@@ -23,9 +25,20 @@ LAYOUT_COSTS = {
 }
 
 
-def load(folder: str | pathlib.Path) -> "Attention":
-  """The kernels of `generated/<name>` (as `make gen` wrote them) as a JAX function."""
-  return Attention(folder)
+def load(folder: str | pathlib.Path) -> "Attention | Decode":
+  """The kernels of `generated/<name>` (as `make gen` wrote them) as a JAX function: an
+  Attention for a forward spec, a Decode for a decode spec."""
+  generated = GeneratedFolder(folder)
+  _require_tpu_kernel(generated)
+  return Decode(generated) if generated.is_decode() else Attention(folder)
+
+
+def _require_tpu_kernel(folder: GeneratedFolder) -> None:
+  if not folder.has("tpu", "kernel"):
+    raise GeneratedFolderError(
+        f"{folder.path}: no tpu kernel; kgen.jax runs the tpu target's kernels (on TPU, "
+        f"and on the CPU through kgen's executor): add \"tpu\" to the targets of "
+        f"{folder.spec} and regenerate: {folder.regenerate}")
 
 
 def _dtype_name(array) -> str:
@@ -55,15 +68,11 @@ class Attention:
   def __init__(self, folder: str | pathlib.Path):
     self.folder = GeneratedFolder(folder)
     self.signature = self.folder.signature
-    if not self.folder.has("tpu", "kernel"):
-      raise GeneratedFolderError(
-          f"{self.folder.path}: no tpu kernel; kgen.jax runs the tpu target's kernels (on TPU, "
-          f"and on the CPU through kgen's executor): add \"tpu\" to the targets of "
-          f"{self.folder.spec} and regenerate: {self.folder.regenerate}")
+    _require_tpu_kernel(self.folder)
     if self.folder.is_decode():
       raise GeneratedFolderError(
-          f"{self.folder.path}: decode kernels (kv_lens, pages, splits; docs/decode.md) have no "
-          "kgen.jax front door yet; kgen.jax.load takes forward kernels")
+          f"{self.folder.path}: decode kernels (kv_lens, pages, splits; docs/decode.md) are "
+          "not an Attention; kgen.jax.load(folder) gives their front door, a Decode")
     cpu_executor.register()
     self.forward = KernelCall(self.folder, "")
     backward = self.signature.backward

@@ -1,11 +1,13 @@
-"""One generated tpu kernel (the forward, dq or dkv) as a JAX function of its inputs: a
+"""One generated tpu kernel (the forward, dq, dkv, decode or decode combine) as a JAX function
+of its inputs: a
 `tpu_custom_call` on TPU, kgen's CPU executor on the CPU, chosen by
 `jax.lax.platform_dependent` when the program is lowered.
 
 Everything a call needs was written by `make gen` beside the kernel (docs/python.md):
-`<kernel>.operands.json` (operand order, shapes, dtypes), `<kernel>.plan.json` (the block
-plan: the scalar-prefetch tables and the partial mask blocks; nothing is planned at call
-time) and `<kernel>.custom_call.json` (the tpu_custom_call backend config, with the sha256 of
+`<kernel>.operands.json` (operand order, shapes, dtypes), `<kernel>.plan.json` (a forward
+or backward kernel's block plan: the scalar-prefetch tables and the partial mask blocks;
+nothing is planned at call time; a decode kernel's scalar prefetch, kv_lens and the page
+table, are the caller's run-time arrays instead) and `<kernel>.custom_call.json` (the tpu_custom_call backend config, with the sha256 of
 the `.mlir` it was serialized from)."""
 from __future__ import annotations
 
@@ -21,8 +23,11 @@ from kgen.generated_folder import GeneratedFolder
 from kgen.jax import cpu_executor
 
 
-def _tables(plan: dict) -> dict[str, np.ndarray]:
-  """The plan's arrays under the kernel operands' names, as int32."""
+def _tables(plan: dict | None) -> dict[str, np.ndarray]:
+  """The plan's arrays under the kernel operands' names, as int32 (none for a decode plan,
+  whose kernels take kv_lens and the page table from the caller, or a kernel without one)."""
+  if plan is None or "data_next" not in plan:
+    return {}
   tables = {name: np.asarray(plan[name], np.int32) for name in ("data_next", "block_mask")}
   if plan.get("mask_next") is not None:
     tables["mask_next"] = np.asarray(plan["mask_next"], np.int32)
@@ -48,13 +53,16 @@ class KernelCall:
           f"(sha256 {custom_call.get('kernel_sha256')}, the file has {self.sha256}); "
           f"regenerate: {folder.regenerate}")
     self.backend_config: str = custom_call["backend_config"]
-    tables = _tables(json.loads(folder.file("tpu", "plan", pass_).read_text()))
+    plan = (json.loads(folder.file("tpu", "plan", pass_).read_text())
+            if folder.has("tpu", "plan", pass_) else None)
+    tables = _tables(plan)
     for op in operands["scalar_prefetch"] + operands["inputs"]:
       if op["name"] in tables and list(tables[op["name"]].shape) != op["shape"]:
         raise GeneratedFolderError(
             f"{folder.path}: the plan's {op['name']} has shape {list(tables[op['name']].shape)}, "
             f"the kernel takes {op['shape']}; regenerate: {folder.regenerate}")
-    self.prefetch = [tables[op["name"]] for op in operands["scalar_prefetch"]]
+    # The plan's tables; a scalar-prefetch operand the plan has no table for is an argument.
+    self.prefetch = {op["name"]: tables.get(op["name"]) for op in operands["scalar_prefetch"]}
     self.constants = {name: table for name, table in tables.items()
                       if name in {op["name"] for op in operands["inputs"]}}
     self.inputs = {op["name"]: tuple(op["shape"]) for op in operands["inputs"]}
@@ -62,11 +70,13 @@ class KernelCall:
                     for op in operands["outputs"]]
 
   def __call__(self, **arrays) -> dict[str, jax.Array]:
-    arrays = {**self.constants, **arrays}
-    missing = [name for name in self.inputs if name not in arrays]
+    arrays = {**self.constants, **{name: table for name, table in self.prefetch.items()
+                                   if table is not None}, **arrays}
+    missing = [name for name in (*self.prefetch, *self.inputs) if name not in arrays]
     if missing:
       raise ValueError(f"{self.kernel_path}: no value for input(s) {missing}")
-    operands = [jnp.asarray(table) for table in self.prefetch] + [arrays[n] for n in self.inputs]
+    operands = ([jnp.asarray(arrays[name], jnp.int32) for name in self.prefetch] +
+                [arrays[name] for name in self.inputs])
     results = jax.lax.platform_dependent(*operands, tpu=self._on_tpu, cpu=self._on_cpu)
     return {name: result for (name, _), result in zip(self.outputs, results)}
 
