@@ -72,8 +72,10 @@ def main(argv=None) -> int:
   parser.add_argument("folders", nargs="*", type=pathlib.Path)
   parser.add_argument("--repeats", type=int, default=3)
   args = parser.parse_args(argv)
+  # Forward specs: a decode folder loads as a kgen.jax.Decode, called with a cache and kv_lens.
   folders = args.folders or sorted(f for f in (ROOT / "generated").iterdir()
-                                   if GeneratedFolder(f).has("tpu", "kernel"))
+                                   if GeneratedFolder(f).has("tpu", "kernel") and
+                                   not GeneratedFolder(f).is_decode())
   print(f"jax {jax.__version__}, {os.cpu_count()} CPUs; seconds of wall time (of CPU time)",
         file=sys.stderr)
   print("| spec | grid steps (fwd) | forward: first call | forward | grad steps (fwd+dq+dkv) "
