@@ -193,6 +193,10 @@ class DecodeArgumentChecker(ArgumentChecker):
     if check_sinks:
       self._sinks(sinks, dtype_name)
 
+  def check_sinks(self, sinks, dtype_name: Callable[[Any], str]) -> None:
+    """The sinks alone (the combine's argument)."""
+    self._sinks(sinks, dtype_name)
+
   def _integers(self, name: str, array, expected: tuple[int, ...], names: str,
                 dtype_name: Callable[[Any], str]) -> None:
     if tuple(array.shape) != expected:

@@ -140,7 +140,8 @@ class AcrossFourDevices(unittest.TestCase):
     sinks = np.linspace(2.0, 9.0, cls.paged.signature.shape.q_heads).astype(np.float32)
     cls.cases = {
         "paged_sinks": (cls.paged, ShardedCase(cls.paged, lengths(cls.paged), sinks=sinks)),
-        "contiguous_unsplit": (cls.contiguous, ShardedCase(cls.contiguous, lengths(cls.contiguous))),
+        "contiguous_unsplit": (cls.contiguous,
+                               ShardedCase(cls.contiguous, lengths(cls.contiguous))),
     }
     # Logits of about 0.125 · 30² = 112: exp overflows f32 without the max subtraction.
     cls.large = ShardedCase(cls.paged, lengths(cls.paged), big=30.0, seed=5,

@@ -224,6 +224,13 @@ class DecodeArguments(unittest.TestCase):
                      *self.structs(mistral),
                      jax.ShapeDtypeStruct(mistral.page_table_shape, jnp.int32))
     self.assertEqual(s.q_len, 2)
+    # Nor can its unsplit kernel's finished out serve as a part: nothing to weigh it by.
+    with self.assertRaisesRegex(kgen.ArgumentError, r"partials: the spec is unsplit .* without an "
+                                r"lse to weigh it by; set \"splits\""):
+      jax.eval_shape(lambda q, k, v, kv_lens, table: mistral.partials(q, k, v, kv_lens,
+                                                                      page_table=table),
+                     *self.structs(mistral),
+                     jax.ShapeDtypeStruct(mistral.page_table_shape, jnp.int32))
 
   def test_every_checked_in_decode_spec_loads_as_a_decode(self):
     for name in ("gpt_oss_decode_sinks", "llama3_8b_decode", "long_context_128k_decode",

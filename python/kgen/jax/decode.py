@@ -86,14 +86,11 @@ class Decode:
   def __call__(self, q, k, v, kv_lens, *, page_table=None, sinks=None,
                return_lse: bool = False, layout: str = "BNTH"):
     self.check(q, k, v, kv_lens, page_table=page_table, sinks=sinks, layout=layout)
-    if return_lse and not self.signature.lse:
-      raise self._checker.error(
-          f'return_lse: the spec writes no lse; set "outputs": {{"lse": true}} in '
-          f"{self.folder.spec} and regenerate: {self.folder.regenerate}")
-    q = _to_bnth(q, layout)
+    self.require_lse(return_lse)
+    q = to_bnth(q, layout)
     sinks = None if sinks is None else jnp.asarray(sinks, jnp.float32)
     if self.split:
-      out_s, lse_s = self._partials(q, k, v, kv_lens, page_table)
+      out_s, lse_s = self.partials_bnth(q, k, v, kv_lens, page_table)
       out, lse = self._combine(out_s, lse_s, sinks)
     else:
       extras = {} if sinks is None else {"sinks": self._sink_rows(sinks)}
@@ -101,8 +98,8 @@ class Decode:
                             **extras)
       out = self._unpack(results["out"])
       lse = self._unpack(results["lse"][..., 0]) if "lse" in results else None
-    out = _from_bnth(out, layout)
-    return (out, _from_bnth(lse, layout)) if return_lse else out
+    out = from_bnth(out, layout)
+    return (out, from_bnth(lse, layout)) if return_lse else out
 
   def check(self, q, k, v, kv_lens, *, page_table=None, sinks=None, layout="BNTH",
             check_sinks: bool = True) -> None:
@@ -116,6 +113,13 @@ class Decode:
                       "the contiguous cache [batch, kv_heads, kv_len, head_dim]"),
         page_table_shape=self.page_table_shape, dtype_name=_dtype_name)
 
+  def require_lse(self, return_lse: bool) -> None:
+    """Raises kgen.ArgumentError when lse is asked of a spec that writes none."""
+    if return_lse and not self.signature.lse:
+      raise self._checker.error(
+          f'return_lse: the spec writes no lse; set "outputs": {{"lse": true}} in '
+          f"{self.folder.spec} and regenerate: {self.folder.regenerate}")
+
   # --- the split kernel and the combine on their own ------------------------------------
 
   def partials(self, q, k, v, kv_lens, *, page_table=None, layout: str = "BNTH"):
@@ -126,13 +130,14 @@ class Decode:
     gives its result as one part."""
     self.check(q, k, v, kv_lens, page_table=page_table, layout=layout, check_sinks=False)
     if not self.split and (self.signature.sinks or not self.signature.lse):
+      finished = ("with its sinks already in it" if self.signature.sinks
+                  else "without an lse to weigh it by")
       raise self._checker.error(
-          "partials: the spec is unsplit (splits 1), so its kernel writes the finished result: "
-          + ("with its sinks already in it" if self.signature.sinks else "without an lse to weigh it by")
-          + f'; set "splits" of targets.tpu to 2 or more in {self.folder.spec} and regenerate: '
-          f"{self.folder.regenerate}")
-    out_s, lse_s = self._partials(_to_bnth(q, layout), k, v, kv_lens, page_table)
-    return _from_bnth(out_s, layout, leading=1), _from_bnth(lse_s, layout, leading=1)
+          f"partials: the spec is unsplit (splits 1), so its kernel writes the finished result "
+          f'{finished}; set "splits" of targets.tpu to 2 or more in {self.folder.spec} and '
+          f"regenerate: {self.folder.regenerate}")
+    out_s, lse_s = self.partials_bnth(to_bnth(q, layout), k, v, kv_lens, page_table)
+    return from_bnth(out_s, layout, leading=1), from_bnth(lse_s, layout, leading=1)
 
   def combine(self, out_s, lse_s, *, sinks=None, return_lse: bool = False,
               layout: str = "BNTH"):
@@ -143,20 +148,18 @@ class Decode:
           f"combine: the spec is unsplit (splits 1): it has no combine kernel "
           f"({self.folder.spec})")
     s = self.signature.shape
-    expected = _from_bnth_shape((self.splits, s.batch, s.q_heads, s.q_len), layout)
-    for name, array, shape in (("out_s", out_s, (*expected, s.head_dim_v)), ("lse_s", lse_s, expected)):
+    expected = from_bnth_shape((self.splits, s.batch, s.q_heads, s.q_len), layout)
+    for name, array, shape in (("out_s", out_s, (*expected, s.head_dim_v)),
+                               ("lse_s", lse_s, expected)):
       if tuple(array.shape) != shape:
         raise self._checker.error(f"{name}: found shape {tuple(array.shape)}; expected {shape} "
                                   f"(partials' layout {layout})")
-    self._checker._sinks(sinks, _dtype_name)  # pylint: disable=protected-access
-    if return_lse and not self.signature.lse:
-      raise self._checker.error(
-          f'return_lse: the spec writes no lse; set "outputs": {{"lse": true}} in '
-          f"{self.folder.spec} and regenerate: {self.folder.regenerate}")
-    out, lse = self._combine(_to_bnth(out_s, layout, leading=1), _to_bnth(lse_s, layout, leading=1),
+    self._checker.check_sinks(sinks, _dtype_name)
+    self.require_lse(return_lse)
+    out, lse = self._combine(to_bnth(out_s, layout, leading=1), to_bnth(lse_s, layout, leading=1),
                              None if sinks is None else jnp.asarray(sinks, jnp.float32))
-    out = _from_bnth(out, layout)
-    return (out, _from_bnth(lse, layout)) if return_lse else out
+    out = from_bnth(out, layout)
+    return (out, from_bnth(lse, layout)) if return_lse else out
 
   # --- packing (BNTH throughout) --------------------------------------------------------
 
@@ -184,8 +187,9 @@ class Decode:
                             (s.kv_heads, self.group, s.q_len))
     return jnp.broadcast_to(rows.reshape(s.kv_heads, self.rows, 1), (s.kv_heads, self.rows, LANES))
 
-  def _partials(self, q, k, v, kv_lens, page_table):
-    """BNTH q -> (out_s [splits, b, q_heads, q_len, dv], lse_s [splits, b, q_heads, q_len])."""
+  def partials_bnth(self, q, k, v, kv_lens, page_table):
+    """`partials` without the checks, in BNTH: q -> (out_s [splits, b, q_heads, q_len, dv],
+    lse_s [splits, b, q_heads, q_len])."""
     s = self.signature.shape
     results = self.kernel(q=self._pack(q), k=k, v=v, **self._prefetch(kv_lens, page_table))
     if not self.split:  # an unsplit kernel's finished out and lse, as one part
@@ -212,16 +216,16 @@ class Decode:
     return self._unpack(results["out"]), None if lse is None else self._unpack(lse[..., 0])
 
 
-def _to_bnth(x, layout: str, leading: int = 0):
+def to_bnth(x, layout: str, leading: int = 0):
   """q-like [(...,) batch, q_len, heads, ...] (BTNH) -> [(...,) batch, heads, q_len, ...]."""
   return x if layout == "BNTH" or x is None else jnp.swapaxes(x, leading + 1, leading + 2)
 
 
-def _from_bnth(x, layout: str, leading: int = 0):
-  return _to_bnth(x, layout, leading)  # the same swap
+def from_bnth(x, layout: str, leading: int = 0):
+  return to_bnth(x, layout, leading)  # the same swap
 
 
-def _from_bnth_shape(shape: tuple[int, ...], layout: str) -> tuple[int, ...]:
+def from_bnth_shape(shape: tuple[int, ...], layout: str) -> tuple[int, ...]:
   if layout == "BNTH":
     return shape
   return (*shape[:-2], shape[-1], shape[-2])

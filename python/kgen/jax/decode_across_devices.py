@@ -11,7 +11,7 @@ generated kernel with
 with no sink in them, and the devices merge them by a collective in f32:
 
     m   = max(pmax_devices(max_s lse_s), sink)
-    out = psum(Σ_s exp(lse_s − m)·out_s) / l,   l = psum(Σ_s exp(lse_s − m)) + exp(sink − m)
+    out = psum(Σ_s exp(lse_s − m)·out_s) / l,  l = psum(Σ_s exp(lse_s − m)) + exp(sink − m)
     lse = m + log l
 
 The sink enters once, after the psum; m is the same on every device, so every exp is at
@@ -31,7 +31,7 @@ import jax.numpy as jnp
 from jax.sharding import PartitionSpec
 
 from kgen.errors import ArgumentError
-from kgen.jax.decode import Decode, _from_bnth, _to_bnth
+from kgen.jax.decode import Decode, from_bnth, to_bnth
 
 
 def kv_lens_of_shard(kv_lens, shard, capacity: int):
@@ -89,19 +89,16 @@ def across_devices(decode: Decode, q, k, v, kv_lens, *, axis_name: str, page_tab
   if why:
     raise ArgumentError(f"{decode.caller}: across devices: {why}")
   decode.check(q, k, v, kv_lens, page_table=page_table, sinks=sinks, layout=layout)
-  if return_lse and not decode.signature.lse:
-    raise ArgumentError(f'{decode.caller}: return_lse: the spec writes no lse; set "outputs": '
-                        f'{{"lse": true}} in {decode.folder.spec} and regenerate: '
-                        f"{decode.folder.regenerate}")
+  decode.require_lse(return_lse)
   shard = jax.lax.axis_index(axis_name)
   local = kv_lens_of_shard(kv_lens, shard, decode.signature.shape.kv_len)
-  out_s, lse_s = decode._partials(_to_bnth(q, layout), k, v, local, page_table)  # pylint: disable=protected-access
+  out_s, lse_s = decode.partials_bnth(to_bnth(q, layout), k, v, local, page_table)
   sink_rows = None
   if sinks is not None:  # [q_heads] -> [batch, q_heads, q_len], as lse
     sink_rows = jnp.asarray(sinks, jnp.float32)[None, :, None]
   out, lse = merge_partials(out_s, lse_s, sink_rows, axis_name)
-  out = _from_bnth(out.astype(decode.signature.dtype), layout)
-  return (out, _from_bnth(lse, layout)) if return_lse else out
+  out = from_bnth(out.astype(decode.signature.dtype), layout)
+  return (out, from_bnth(lse, layout)) if return_lse else out
 
 
 def partition_specs(decode: Decode, axis_name: str) -> tuple[PartitionSpec, ...]:
