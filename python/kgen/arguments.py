@@ -46,15 +46,20 @@ class ArgumentChecker:
     signature = self.folder.signature
     for tensor, array in (("q", q), ("k", k), ("v", v)):
       self._check_tensor(tensor, array, layout)
-      found = dtype_name(array)
-      if found != signature.dtype:
-        raise self.error(
-            f"{tensor}: found dtype {found}; the spec fixed {signature.dtype} (\"dtype\" in "
-            f"{self.folder.spec}). Cast it, or for {found} kernels set \"dtype\" and "
-            f"regenerate: {self.folder.regenerate}")
+      self._check_dtype(tensor, array, dtype_name)
     pair = self._segment_ids(segment_ids, dtype_name)
     self._sinks(sinks, dtype_name)
     return pair
+
+  def _check_dtype(self, tensor, array, dtype_name) -> None:
+    """Raises the error for q, k or v in a dtype other than the spec's."""
+    found = dtype_name(array)
+    expected = self.folder.signature.dtype
+    if found != expected:
+      raise self.error(
+          f"{tensor}: found dtype {found}; the spec fixed {expected} (\"dtype\" in "
+          f"{self.folder.spec}). Cast it, or for {found} kernels set \"dtype\" and "
+          f"regenerate: {self.folder.regenerate}")
 
   def _check_tensor(self, tensor: str, array, layout: str) -> None:
     found = tuple(array.shape)
@@ -170,12 +175,7 @@ class DecodeArgumentChecker(ArgumentChecker):
             f"own layout, never transposed; for another shape, change the spec and regenerate: "
             f"{self.folder.regenerate}")
     for tensor, array in (("q", q), ("k", k), ("v", v)):
-      found = dtype_name(array)
-      if found != signature.dtype:
-        raise self.error(
-            f"{tensor}: found dtype {found}; the spec fixed {signature.dtype} (\"dtype\" in "
-            f"{self.folder.spec}). Cast it, or for {found} kernels set \"dtype\" and "
-            f"regenerate: {self.folder.regenerate}")
+      self._check_dtype(tensor, array, dtype_name)
     self._integers("kv_lens", kv_lens, (signature.shape.batch,), "[batch]", dtype_name)
     if page_table_shape is None:
       if page_table is not None:
