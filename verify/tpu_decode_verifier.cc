@@ -21,41 +21,9 @@ namespace {
 
 using mosaic::HostArray;
 
-// The lengths a check covers (docs/decode.md "Checking"): decode_length_cases at the edges of
-// the first two and the last kv blocks, of the first two pages, and where a window's first
-// block moves past block 0.
+// The lengths a check covers (docs/decode.md "Checking"), for the tpu kernel's block_kv.
 std::vector<int32_t> length_cases(const Spec& spec, const TpuDecodeShape& shape) {
-  const Shape& s = spec.shape;
-  std::vector<int64_t> edges = {shape.block_kv, 2 * shape.block_kv, s.kv_len - shape.block_kv};
-  if (shape.page_size) edges.insert(edges.end(), {shape.page_size, 2 * shape.page_size});
-  const Mask& mask = spec.masks.unique.front();
-  if (mask.kind == Mask::Kind::kLocal && mask.left) edges.push_back(shape.block_kv + s.q_len + *mask.left);
-  return decode_length_cases(spec, edges);
-}
-
-// Values past kv_lens[b] may be anything (docs/spec-format.md §8): besides the large keys
-// decode_verification_inputs leaves there (an unmasked score shows), every such value row is
-// NaN, so a kernel that multiplies a masked position's p = 0 by its value fails too.
-void poison_stale_values(const Spec& spec, DecodeInputs& in) {
-  const Shape& s = spec.shape;
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  const int64_t dv = s.head_dim_v;
-  if (!spec.decode->paged()) {
-    for (int64_t b = 0; b < s.batch; ++b)
-      for (int64_t g = 0; g < s.kv_heads; ++g)
-        for (int64_t p = in.kv_lens[static_cast<std::size_t>(b)]; p < s.kv_len; ++p)
-          std::fill_n(in.v.begin() + ((b * s.kv_heads + g) * s.kv_len + p) * dv, dv, nan);
-    return;
-  }
-  const int64_t page = spec.decode->page_size, pages = spec.decode->pages, per_sequence = s.kv_len / page;
-  // A pool row is live when some sequence reads it below its length.
-  std::vector<char> live(static_cast<std::size_t>(pages * page), 0);
-  for (int64_t b = 0; b < s.batch; ++b)
-    for (int64_t p = 0; p < in.kv_lens[static_cast<std::size_t>(b)]; ++p)
-      live[static_cast<std::size_t>(in.page_table[static_cast<std::size_t>(b * per_sequence + p / page)] * page + p % page)] = 1;
-  for (int64_t g = 0; g < s.kv_heads; ++g)
-    for (int64_t row = 0; row < pages * page; ++row)
-      if (!live[static_cast<std::size_t>(row)]) std::fill_n(in.v.begin() + (g * pages * page + row) * dv, dv, nan);
+  return decode_length_cases(spec, decode_length_edges(spec, shape.block_kv));
 }
 
 // The kv blocks a sequence of length `len` reads, by docs/spec-format.md §8 itself: from the

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -245,6 +246,41 @@ std::vector<int32_t> decode_length_cases(const Spec& spec, const std::vector<int
   std::sort(cases.begin(), cases.end());
   cases.erase(std::unique(cases.begin(), cases.end()), cases.end());
   return cases;
+}
+
+}  // namespace kgen
+
+namespace kgen {
+
+std::vector<int64_t> decode_length_edges(const Spec& spec, int64_t block_kv) {
+  const Shape& s = spec.shape;
+  std::vector<int64_t> edges = {block_kv, 2 * block_kv, s.kv_len - block_kv};
+  if (spec.decode->paged()) edges.insert(edges.end(), {spec.decode->page_size, 2 * spec.decode->page_size});
+  const Mask& mask = spec.masks.unique.front();
+  if (mask.kind == Mask::Kind::kLocal && mask.left) edges.push_back(block_kv + s.q_len + *mask.left);
+  return edges;
+}
+
+void poison_stale_values(const Spec& spec, DecodeInputs& in) {
+  const Shape& s = spec.shape;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const int64_t dv = s.head_dim_v;
+  if (!spec.decode->paged()) {
+    for (int64_t b = 0; b < s.batch; ++b)
+      for (int64_t g = 0; g < s.kv_heads; ++g)
+        for (int64_t p = in.kv_lens[static_cast<std::size_t>(b)]; p < s.kv_len; ++p)
+          std::fill_n(in.v.begin() + ((b * s.kv_heads + g) * s.kv_len + p) * dv, dv, nan);
+    return;
+  }
+  const int64_t page = spec.decode->page_size, pages = spec.decode->pages, per_sequence = s.kv_len / page;
+  // A pool row is live when some sequence reads it below its length.
+  std::vector<char> live(static_cast<std::size_t>(pages * page), 0);
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t p = 0; p < in.kv_lens[static_cast<std::size_t>(b)]; ++p)
+      live[static_cast<std::size_t>(in.page_table[static_cast<std::size_t>(b * per_sequence + p / page)] * page + p % page)] = 1;
+  for (int64_t g = 0; g < s.kv_heads; ++g)
+    for (int64_t row = 0; row < pages * page; ++row)
+      if (!live[static_cast<std::size_t>(row)]) std::fill_n(in.v.begin() + (g * pages * page + row) * dv, dv, nan);
 }
 
 }  // namespace kgen

@@ -65,4 +65,15 @@ DecodeInputs decode_verification_inputs(const Spec& spec, const std::vector<int3
 // full capacity kv_len; within [q_len, kv_len], ascending, each once.
 std::vector<int32_t> decode_length_cases(const Spec& spec, const std::vector<int64_t>& edges);
 
+// The edges every decode check covers for a kernel of `block_kv` (docs/decode.md "Checking"):
+// the ends of the first two and the last kv blocks, of the first two pages, and where a window's
+// first block moves past block 0. decode_length_cases(spec, decode_length_edges(...)).
+std::vector<int64_t> decode_length_edges(const Spec& spec, int64_t block_kv);
+
+// Values past kv_lens[b] may be anything (docs/spec-format.md §8): besides the large keys
+// decode_verification_inputs leaves there (an unmasked score shows), every such value row (and
+// every pool row no sequence reads below its length) becomes NaN, so a kernel that multiplies a
+// masked position's p = 0 by its value fails too. Call after the reference is computed.
+void poison_stale_values(const Spec& spec, DecodeInputs& inputs);
+
 }  // namespace kgen

@@ -379,14 +379,14 @@ TEST_F(TuneCommand, AutoTunesTheAutoPassesAndAPlantedStaleEntryFailsTheCheck) {
 }
 
 TEST_F(TuneCommand, ADecodePassIsSkippedWhileTheTargetGeneratesNoDecodeKernel) {
-  // tpu generates decode kernels; sm90a does not yet (kgen gen writes the tpu one with a note).
+  // tpu and sm90a generate decode kernels; sm100a does not yet (kgen gen writes the others with a note).
   std::ofstream(root_ / "specs" / "decode_case.json") << R"({"name": "decode_case", "kind": "attention_decode",
     "shape": {"batch": 2, "q_heads": 8, "kv_heads": 2, "q_len": 1, "kv_len": 4096, "head_dim": 128},
-    "dtype": "bfloat16", "targets": {"tpu": {"generation": "v5e", "block_kv": 512}, "sm90a": {"block_kv": 128}}})";
-  const Result skipped = kgen("tune specs/decode_case.json --target sm90a --pass decode --root . --measure "
+    "dtype": "bfloat16", "targets": {"tpu": {"generation": "v5e", "block_kv": 512}, "sm100a": {"block_kv": 128}}})";
+  const Result skipped = kgen("tune specs/decode_case.json --target sm100a --pass decode --root . --measure "
                               "'python3 tests/tune/fake_measure.py'");
   EXPECT_EQ(skipped.status, 0) << skipped.out;
-  EXPECT_NE(skipped.out.find("skipped --pass decode: target sm90a generates no decode kernel yet"), std::string::npos)
+  EXPECT_NE(skipped.out.find("skipped --pass decode: target sm100a generates no decode kernel yet"), std::string::npos)
       << skipped.out;
   EXPECT_EQ(measured_lines(), 0);
   EXPECT_FALSE(fs::exists(root_ / "tuning"));

@@ -140,6 +140,10 @@ void CudaTarget::explain(std::ostream& out, const Spec& spec) const {
   if (spec.decode) {
     out << "\n  " << name_ << ": block_kv " << gpu.block_kv << "\n";
     explain_decode(out, spec, gpu.block_kv, decode_work(spec), decode_split(spec), "SMs");
+    if (const std::optional<std::string> why = decode_unsupported(spec))
+      out << "    kernel: not generated: " << *why << " (docs/decode.md)\n";
+    else
+      explain_decode_kernel(out, spec);
     return;
   }
   const TileShape tiles = gpu_tile_shape(spec, gpu);

@@ -82,6 +82,8 @@ class CudaTarget : public Target {
   // The launch grid, for `kgen explain`: one CTA per (batch, head, q block) unless the target
   // says otherwise.
   virtual void explain_grid(std::ostream& out, const Spec& spec, const TileShape& tiles) const;
+  // Its lines of `kgen explain` for its decode kernel, after the shared decode lines.
+  virtual void explain_decode_kernel(std::ostream&, const Spec&) const {}
 
  private:
   // Units: one per (batch, kv head, 64 rows of its q tile), as many side by side as SMs.

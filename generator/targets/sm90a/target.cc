@@ -5,6 +5,7 @@
 #include "targets/cuda/cuda_target.h"
 #include "targets/cuda/forward_plan.h"
 #include "targets/sm90a/backward_plan.h"
+#include "targets/sm90a/decode_plan.h"
 #include "targets/sm90a/kernel_plan.h"
 
 namespace kgen {
@@ -13,7 +14,13 @@ namespace {
 class Sm90a final : public CudaTarget {
  public:
   Sm90a() : CudaTarget("sm90a", "sm_90a", &Spec::sm90a, /*sms=*/132) {}  // an H100 SXM
-  KernelPlan plan(const Spec& spec) const override { return plan_sm90a_kernel(spec); }
+  KernelPlan plan(const Spec& spec) const override {
+    return spec.decode ? plan_sm90a_decode_kernel(spec) : plan_sm90a_kernel(spec);
+  }
+  // Its decode kernel and combine are one file (docs/decode.md, "The sm90a kernel").
+  std::optional<std::string> decode_unsupported(const Spec& spec) const override {
+    return sm90a_decode_unsupported(spec);
+  }
 
   std::optional<std::string> backward_unsupported(const Spec& spec) const override {
     return sm90a_backward_unsupported(spec);
@@ -95,6 +102,8 @@ class Sm90a final : public CudaTarget {
                     "tiles whose distinct partial blocks fit the sm90a mask table");
     }
   }
+
+  void explain_decode_kernel(std::ostream& out, const Spec& spec) const override { explain_sm90a_decode(out, spec); }
 
   void explain_backward(std::ostream& out, const Spec& spec, const Tiling& tiling) const override {
     const GpuTarget tiles = gpu_tiles(tiling);

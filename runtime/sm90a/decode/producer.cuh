@@ -1,0 +1,83 @@
+// The decode kernel's producer: one elected thread of the producer warpgroup loads K and V of
+// every kv block of the CTA's split by TMA into the ring (cuda/ring.cuh), each block from the
+// contiguous cache or from the pool page page_table[b][block / blocks_per_page]. Nothing past
+// the split's blocks is loaded (cuda/decode_walk.cuh).
+#pragma once
+
+#include <cstdint>
+
+#include <cute/tensor.hpp>
+#include <cutlass/arch/barrier.h>
+
+#include "cuda/ring.cuh"
+#include "sm90a/decode/tma.cuh"
+#include "sm90a/decode/work.cuh"
+#include "sm90a/forward/kernel_traits.cuh"
+
+namespace kgen {
+namespace sm90a {
+
+// Where kv block `kv_block` of the work's sequence lies in the descriptors' tensors: their
+// outer coordinates and the block's index among the blocks of that (page_size or kv_len, d)
+// slice.
+struct CacheBlock {
+  int outer2;
+  int outer3;
+  int tile;
+};
+
+template <class Config, class Params>
+CUTE_DEVICE CacheBlock cache_block(Params const& params, DecodeWork const& work, int kv_block) {
+  if constexpr (DecodeCache<Config>::kPaged) {
+    const int page = __ldg(params.page_table + int64_t(work.batch) * Config::kPagesPerSequence +
+                           kv_block / Config::kBlocksPerPage);
+    return CacheBlock{page, work.kv_head, kv_block % Config::kBlocksPerPage};
+  } else {
+    return CacheBlock{work.kv_head, work.batch, kv_block};
+  }
+}
+
+template <class Config, class Params>
+CUTE_DEVICE void produce_decode(Params const& params,
+                                typename ForwardTraits<Config>::SharedStorage& smem,
+                                DecodeWork const& work) {
+  using namespace cute;
+  using Traits = ForwardTraits<Config>;
+  using Cache = DecodeCache<Config>;
+  using Ring = cuda::RingPosition<Config::kStages>;
+  using Barrier = cutlass::arch::ClusterTransactionBarrier;
+  constexpr int kHeadDim = Config::kHeadDim;
+  constexpr int kHeadDimV = Config::kHeadDimV;
+  constexpr int kBlockKv = Config::kBlockKv;
+
+  Tensor mK = params.tma.k.get_tma_tensor(
+      make_shape(Cache::kRows, kHeadDim, Cache::kOuter2, Cache::kOuter3));
+  Tensor mV = params.tma.v.get_tma_tensor(
+      make_shape(kHeadDimV, Cache::kRows, Cache::kOuter2, Cache::kOuter3));
+  Tensor sK = make_tensor(make_smem_ptr(smem.k.data()), typename Traits::SmemLayoutK{});
+  Tensor sV = make_tensor(make_smem_ptr(smem.v.data()), typename Traits::SmemLayoutV{});
+
+  CUTE_NO_UNROLL
+  for (int t = 0; t < work.tile_count(); ++t) {
+    const CacheBlock block = cache_block<Config>(params, work, work.blocks.begin + t);
+    // (block_kv, head_dim, block), (head_dim_v, block_kv, block) of the block's slice
+    Tensor gK = local_tile(mK(_, _, block.outer2, block.outer3),
+                           Shape<Int<kBlockKv>, Int<kHeadDim>>{}, make_coord(_, _0{}));
+    Tensor gV = local_tile(mV(_, _, block.outer2, block.outer3),
+                           Shape<Int<kHeadDimV>, Int<kBlockKv>>{}, make_coord(_0{}, _));
+    auto [tKgK, tKsK] = tma_partition(params.tma.k, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sK),
+                                      group_modes<0, 2>(gK));
+    auto [tVgV, tVsV] = tma_partition(params.tma.v, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sV),
+                                      group_modes<0, 2>(gV));
+    const Ring at = Ring::at(t);
+    Barrier::wait(&smem.k_empty[at.stage], at.empty_phase());
+    Barrier::arrive_and_expect_tx(&smem.k_full[at.stage], Traits::kKBytes);
+    copy(params.tma.k.with(smem.k_full[at.stage]), tKgK(_, block.tile), tKsK(_, at.stage));
+    Barrier::wait(&smem.v_empty[at.stage], at.empty_phase());
+    Barrier::arrive_and_expect_tx(&smem.v_full[at.stage], Traits::kVBytes);
+    copy(params.tma.v.with(smem.v_full[at.stage]), tVgV(_, block.tile), tVsV(_, at.stage));
+  }
+}
+
+}  // namespace sm90a
+}  // namespace kgen
