@@ -160,7 +160,7 @@ def measure(job: dict) -> dict:
     name = spec["name"]
     backward = job["pass"] == "backward"
     if job["pass"] == "decode":
-      return {"id": job["id"], "error": f"target {target} generates no decode kernel to measure yet"}
+      return {"id": job["id"], "error": f"the {target} measurer has no cost model for decode kernels yet (docs/tuning.md)"}
     kernel = os.path.join(job["generated"], name, f"{name}.{target}{'.backward' if backward else ''}.cu")
     source = open(kernel, encoding="utf-8").read()
     threads = int(re.search(r"kThreads = (\d+);", source).group(1))

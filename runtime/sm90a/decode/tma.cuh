@@ -22,6 +22,9 @@ struct DecodeCache {
   static constexpr int kRows = kPaged ? Config::kPageSize : Config::kKvLen;
   static constexpr int kOuter2 = kPaged ? Config::kPages : Config::kKvHeads;
   static constexpr int kOuter3 = kPaged ? Config::kKvHeads : Config::kBatch;
+  static_assert(!kPaged || (Config::kBlocksPerPage * Config::kBlockKv == Config::kPageSize &&
+                            Config::kPagesPerSequence * Config::kPageSize == Config::kKvLen),
+                "a page holds whole blocks, a sequence whole pages");
 };
 
 template <class Traits>
