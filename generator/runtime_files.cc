@@ -49,8 +49,18 @@ RuntimeDigests runtime_digests(const std::string& root) {
     RuntimeDigest& digest = digests[target->name()];
     for (const std::string& folder : folders) digest.folders.push_back("runtime/" + folder);
     digest.sha256 = runtime_hash(files);
+
+    const std::vector<std::string> decode = {"decode/cuda", std::string("decode/") + target->name()};
+    if (read_runtime_files(root, {decode.back()}).empty()) continue;
+    std::vector<std::string> decode_folders = folders;
+    decode_folders.insert(decode_folders.end(), decode.begin(), decode.end());
+    RuntimeDigest& decode_digest = digests[decode_runtime_key(target->name())];
+    for (const std::string& folder : decode_folders) decode_digest.folders.push_back("runtime/" + folder);
+    decode_digest.sha256 = runtime_hash(read_runtime_files(root, decode_folders));
   }
   return digests;
 }
+
+std::string decode_runtime_key(const std::string& target) { return target + "/decode"; }
 
 }  // namespace kgen

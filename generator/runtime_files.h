@@ -36,4 +36,11 @@ struct RuntimeDigest {
 using RuntimeDigests = std::map<std::string, RuntimeDigest>;
 RuntimeDigests runtime_digests(const std::string& root);
 
+// Decode kernels include the decode runtime too: runtime/decode/cuda and runtime/decode/<target>
+// (docs/decode.md), kept out of the target's folders so that a decode change leaves every
+// forward and backward kernel's provenance and receipts as they are. runtime_digests holds a
+// target's decode runtime under this key (its folders and the decode folders) when
+// runtime/decode/<target> holds a file.
+std::string decode_runtime_key(const std::string& target);  // "sm90a/decode"
+
 }  // namespace kgen

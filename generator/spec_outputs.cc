@@ -86,7 +86,9 @@ std::vector<GeneratedFile> render_spec_outputs(const Spec& spec, TemplateEngine&
   Json manifest_files = Json::object();
   for (const KernelPlan& kernel : plan_kernels(spec)) {
     // Renders one file of this kernel and returns its manifest entry.
-    const auto runtime = runtimes.find(kernel.target);
+    // A decode kernel includes the decode runtime beside its target's (runtime_files.h).
+    auto runtime = runtimes.find(spec.decode ? decode_runtime_key(kernel.target) : kernel.target);
+    if (runtime == runtimes.end()) runtime = runtimes.find(kernel.target);
     auto render_file = [&](const std::string& template_path, const Json& context, const std::string& extension,
                            const std::string& role) -> Json& {
       const std::string body = engine.render(template_path, context);

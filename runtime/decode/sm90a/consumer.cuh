@@ -1,6 +1,6 @@
 // The decode kernel's consumer warpgroup: its 64 q tile rows against the kv blocks of its
 // split, the forward's products and online softmax (sm90a/forward/) with the decode mask
-// (cuda/decode_mask.cuh) on the blocks it touches. The block holding kv_len has value rows at
+// (decode/cuda/mask.cuh) on the blocks it touches. The block holding kv_len has value rows at
 // or past it, which may hold anything, NaN included (0 * NaN is NaN in P V): they are zeroed in
 // shared memory before the product. Each tile: S = Q K^T of tile t runs beside O += P V of
 // tile t - 1, as in the forward's mainloop.
@@ -12,14 +12,14 @@
 #include <cutlass/arch/barrier.h>
 
 #include "cuda/convert.cuh"
-#include "cuda/decode_mask.cuh"
+#include "decode/cuda/mask.cuh"
 #include "cuda/mbarrier.cuh"
 #include "cuda/named_barriers.cuh"
 #include "cuda/ring.cuh"
 #include "cuda/score_tile.cuh"
-#include "sm90a/decode/epilogue.cuh"
-#include "sm90a/decode/q_tile.cuh"
-#include "sm90a/decode/work.cuh"
+#include "decode/sm90a/epilogue.cuh"
+#include "decode/sm90a/q_tile.cuh"
+#include "decode/sm90a/work.cuh"
 #include "sm90a/forward/kernel_traits.cuh"
 #include "sm90a/forward/online_softmax.cuh"
 #include "sm90a/forward/wgmma.cuh"

@@ -13,9 +13,9 @@
 #include <cutlass/arch/barrier.h>
 #include <cutlass/arch/reg_reconfig.h>
 
-#include "sm90a/decode/consumer.cuh"
-#include "sm90a/decode/producer.cuh"
-#include "sm90a/decode/work.cuh"
+#include "decode/sm90a/consumer.cuh"
+#include "decode/sm90a/producer.cuh"
+#include "decode/sm90a/work.cuh"
 #include "sm90a/forward/kernel_traits.cuh"
 
 namespace kgen {

@@ -1,11 +1,11 @@
 // What one CTA of the sm90a decode kernel computes: grid (split x q tile, kv head, batch). Its
 // q tile is 64 rows of the (batch, kv head)'s group x q_len rows, and its kv blocks are its
-// split's share of the sequence's live blocks (cuda/decode_walk.cuh).
+// split's share of the sequence's live blocks (decode/cuda/walk.cuh).
 #pragma once
 
 #include <cute/config.hpp>
 
-#include "cuda/decode_walk.cuh"
+#include "decode/cuda/walk.cuh"
 
 namespace kgen {
 namespace sm90a {

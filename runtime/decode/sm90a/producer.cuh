@@ -1,7 +1,7 @@
 // The decode kernel's producer: one elected thread of the producer warpgroup loads K and V of
 // every kv block of the CTA's split by TMA into the ring (cuda/ring.cuh), each block from the
 // contiguous cache or from the pool page page_table[b][block / blocks_per_page]. Nothing past
-// the split's blocks is loaded (cuda/decode_walk.cuh).
+// the split's blocks is loaded (decode/cuda/walk.cuh).
 #pragma once
 
 #include <cstdint>
@@ -10,8 +10,8 @@
 #include <cutlass/arch/barrier.h>
 
 #include "cuda/ring.cuh"
-#include "sm90a/decode/tma.cuh"
-#include "sm90a/decode/work.cuh"
+#include "decode/sm90a/tma.cuh"
+#include "decode/sm90a/work.cuh"
 #include "sm90a/forward/kernel_traits.cuh"
 
 namespace kgen {

@@ -2,7 +2,7 @@
 // accumulator's registers straight to global memory (a q tile row is one (q head, token) of
 // out; the rows of one kv head are contiguous there). Unsplit: out (Element) and lse, the sink
 // of the row's q head in the softmax. Split: the partials out_s (f32, normalized by this split's
-// own sum) and lse_s, without the sink, which the combine adds once (cuda/decode_combine.cuh).
+// own sum) and lse_s, without the sink, which the combine adds once (decode/cuda/combine.cuh).
 // A split that kept nothing (or walked no block) writes out_s 0 and lse_s -inf.
 #pragma once
 
@@ -12,7 +12,7 @@
 
 #include "cuda/convert.cuh"
 #include "cuda/finish_row.cuh"
-#include "sm90a/decode/work.cuh"
+#include "decode/sm90a/work.cuh"
 #include "sm90a/forward/math.cuh"
 #include "sm90a/forward/online_softmax.cuh"
 #include "sm90a/wgmma.cuh"

@@ -12,7 +12,7 @@
 #include <cutlass/arch/barrier.h>
 
 #include "cuda/named_barriers.cuh"
-#include "sm90a/decode/work.cuh"
+#include "decode/sm90a/work.cuh"
 #include "sm90a/forward/kernel_traits.cuh"
 
 namespace kgen {
