@@ -51,6 +51,7 @@ Sm90aDecodeShape sm90a_decode_shape(const Spec& spec) {
     shape.page_size = spec.decode->page_size;
     shape.pages = spec.decode->pages;
     shape.blocks_per_page = shape.page_size >= shape.block_kv ? shape.page_size / shape.block_kv : 0;
+    shape.pages_per_block = shape.page_size < shape.block_kv ? shape.block_kv / shape.page_size : 0;
   }
   const Mask& mask = spec.masks.unique.front();
   if (mask.kind == Mask::Kind::kLocal && mask.left) shape.window_left = *mask.left;
@@ -63,11 +64,11 @@ Sm90aDecodeShape sm90a_decode_shape(const Spec& spec) {
 
 std::optional<std::string> sm90a_decode_unsupported(const Spec& spec) {
   const GpuTarget& gpu = *spec.sm90a;
-  if (spec.decode->paged() && gpu.block_kv > spec.decode->page_size)
-    return "target sm90a has no decode kernel yet for block_kv " + std::to_string(gpu.block_kv) +
-           " over pages of " + std::to_string(spec.decode->page_size) +
-           " (a block of several pages needs a TMA box per page or a gather; block_kv at most the page size is "
-           "generated)";
+  if (spec.decode->paged() && gpu.block_kv > spec.decode->page_size && spec.decode->page_size % 8 != 0)
+    return "target sm90a has no decode kernel yet for blocks of several pages of " +
+           std::to_string(spec.decode->page_size) +
+           " positions (its TMA boxes per page need pages of a multiple of 8 positions, whole 128-byte swizzle "
+           "periods; a gather is not written)";
   const int64_t needed = sm90a_consumer_register_estimate(gpu.block_kv, spec.shape.head_dim_v, false);
   const int64_t available = sm90a_register_split(1).consumer;
   if (needed > available)
@@ -108,6 +109,7 @@ KernelPlan plan_sm90a_decode_kernel(const Spec& spec) {
       {"splits", shape.splits},
       {"split", shape.split()},
       {"blocks_per_page", shape.blocks_per_page},
+      {"pages_per_block", shape.pages_per_block},
       {"stages", shape.stages},
       {"threads", shape.threads},
       {"producer_registers", registers.producer},
@@ -190,7 +192,10 @@ void explain_sm90a_decode(std::ostream& out, const Spec& spec) {
       << shape.q_tiles << " per (batch, kv head) for its " << shape.rows << " rows), a " << shape.stages
       << "-stage K/V ring\n";
   out << "      K/V: ";
-  if (shape.page_size)
+  if (shape.pages_per_block)
+    out << "per block " << shape.pages_per_block << " pages, each page_table[b][block * " << shape.pages_per_block
+        << " + p] by its own TMA boxes (" << spec.shape.head_dim / 64 << " of K, 1 of V)";
+  else if (shape.page_size)
     out << "one TMA box of " << shape.block_kv << " positions per block from the pool's page page_table[b][block / "
         << shape.blocks_per_page << "] (" << shape.blocks_per_page << " block(s) per page)";
   else

@@ -24,7 +24,8 @@ struct Sm90aDecodeShape {
   int64_t kv_blocks = 0;   // the most blocks one sequence reads (decode_kv_blocks)
   int64_t page_size = 0;   // 0: a contiguous cache
   int64_t pages = 0;       // paged: the pool's pages per kv head
-  int64_t blocks_per_page = 0;  // paged: block_kv divides the page (one TMA box per block)
+  int64_t blocks_per_page = 0;  // paged, block_kv <= page_size: one TMA box per block
+  int64_t pages_per_block = 0;  // paged, block_kv > page_size: TMA boxes per page
   int64_t window_left = -1;     // a local window's left reach; -1 when causal
   int64_t stages = 0;           // the K/V ring
   int64_t threads = 0;          // a producer warpgroup and one consumer warpgroup
@@ -39,8 +40,9 @@ struct Sm90aDecodeShape {
 // For a decode spec whose sm90a tiling passed check_tiling.
 Sm90aDecodeShape sm90a_decode_shape(const Spec& spec);
 
-// Why kgen writes no sm90a decode kernel for this spec, or nothing: a block of several pages
-// (its gather is not written yet), or fragments past a consumer thread's registers.
+// Why kgen writes no sm90a decode kernel for this spec, or nothing: pages of other than a
+// multiple of 8 positions in a block of several (a page's boxes must start on whole 128-byte
+// swizzle periods; their gather is not written), or fragments past a consumer's registers.
 std::optional<std::string> sm90a_decode_unsupported(const Spec& spec);
 
 // <name>.sm90a.cu: the split kernel and the combine; <name>.sm90a.h: the launcher.
