@@ -12,11 +12,11 @@
 #include <cutlass/arch/barrier.h>
 
 #include "cuda/convert.cuh"
-#include "decode/cuda/mask.cuh"
 #include "cuda/mbarrier.cuh"
 #include "cuda/named_barriers.cuh"
 #include "cuda/ring.cuh"
 #include "cuda/score_tile.cuh"
+#include "decode/cuda/mask.cuh"
 #include "decode/sm90a/epilogue.cuh"
 #include "decode/sm90a/q_tile.cuh"
 #include "decode/sm90a/work.cuh"
