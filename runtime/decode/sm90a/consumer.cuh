@@ -73,9 +73,10 @@ CUTE_DEVICE void consume_decode(Params const& params,
   };
   auto probabilities_to_p = [&]() { cuda::convert_fragment<Element>(acc_s, frag_p); };
   auto release = [&](uint64_t* empty_barrier) { cuda::arrive_per_warp(empty_barrier, lane); };
-  // Waits for the V stage of the work's tile t; when its block holds kv_len, zeroes its value
-  // rows at or past it (no wgmma is in flight here: none reads them before the barrier).
-  auto wait_values = [&](int t, Ring at) {
+  // Waits for the V stage of the work's last tile; when its block holds kv_len (only the last
+  // block of the last split can), zeroes its value rows at or past it (no wgmma is in flight
+  // here: none reads them before the barrier).
+  auto wait_last_values = [&](int t, Ring at) {
     Barrier::wait(&smem.v_full[at.stage], at.phase);
     const int valid = work.blocks.kv_len - (work.blocks.begin + t) * kBlockKv;
     if (valid < kBlockKv) {
@@ -107,7 +108,7 @@ CUTE_DEVICE void consume_decode(Params const& params,
     for (int t = 1; t < count; ++t) {
       const Ring current = Ring::at(t);
       const Ring previous = Ring::at(t - 1);
-      wait_values(t - 1, previous);
+      Barrier::wait(&smem.v_full[previous.stage], previous.phase);  // a block below kv_len
 
       // S = Q K^T of tile t and O += P V of tile t - 1, both in flight.
       Barrier::wait(&smem.k_full[current.stage], current.phase);
@@ -135,7 +136,7 @@ CUTE_DEVICE void consume_decode(Params const& params,
 
     // O += P V of the last tile.
     const Ring last = Ring::at(count - 1);
-    wait_values(count - 1, last);
+    wait_last_values(count - 1, last);
     warpgroup_fence_operand(acc_o);
     warpgroup_fence_operand(frag_p);
     warpgroup_arrive();
