@@ -1,10 +1,12 @@
-// The sm90a kernel plans (generator/targets/sm90a/kernel_plan.cc, backward_plan.cc): the mask
+// The sm90a kernel plans (generator/targets/sm90a/kernel_plan.cc, backward_plan.cc,
+// decode_plan.cc): the mask
 // predicate they write into kernels, the bitmask tables of partial tiles (the backward's
 // transposed), the tile lists and launch order, and the rules of the target
 // (generator/targets/sm90a/target.cc).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "kernel_plans.h"
 #include "targets/cuda/forward_plan.h"
 #include "targets/sm90a/backward_plan.h"
+#include "targets/sm90a/decode_plan.h"
 #include "targets/sm90a/kernel_plan.h"
 #include "spec.h"
 
@@ -274,6 +277,54 @@ TEST(Sm90aBackwardPlan, HeadDimsItCannotSplitAreNamed) {
   EXPECT_NE(why->find("head_dim 256 with head_dim_v 64"), std::string::npos) << *why;
   spec.shape.head_dim = spec.shape.head_dim_v = 96;
   EXPECT_TRUE(sm90a_backward_unsupported(spec).has_value());
+}
+
+Spec decode_spec_with(int64_t q_heads, int64_t q_len, const std::string& paged, const std::string& target) {
+  return parse_spec(R"({"name": "decode", "kind": "attention_decode",
+    "shape": {"batch": 3, "q_heads": )" + std::to_string(q_heads) + R"(, "kv_heads": 2, "q_len": )" +
+                        std::to_string(q_len) + R"(, "kv_len": 1024, "head_dim": 128},
+    "dtype": "bfloat16", )" + paged + R"("targets": {"sm90a": )" + target + "}}",
+                    ".");
+}
+
+TEST(Sm90aDecodePlan, QTilesPagesAndGridFollowTheSpec) {
+  // A group of 8 with 16 new tokens: 128 rows, two 64-row tiles per (batch, kv head).
+  const Sm90aDecodeShape big = sm90a_decode_shape(
+      decode_spec_with(16, 16, R"("paged": {"page_size": 128}, )", R"({"block_kv": 64, "splits": 3})"));
+  EXPECT_EQ(big.rows, 128);
+  EXPECT_EQ(big.q_tiles, 2);
+  EXPECT_EQ(big.blocks_per_page, 2);
+  EXPECT_EQ(big.pages_per_block, 0);
+  EXPECT_EQ(big.grid(), (std::vector<int64_t>{6, 2, 3}));  // splits x q tiles, kv heads, batch
+  // Pages of 16 in blocks of 64: four pages a block, loaded page by page.
+  const Sm90aDecodeShape small = sm90a_decode_shape(
+      decode_spec_with(8, 1, R"("paged": {"page_size": 16}, )", R"({"block_kv": 64, "splits": 1})"));
+  EXPECT_EQ(small.rows, 4);
+  EXPECT_EQ(small.q_tiles, 1);
+  EXPECT_EQ(small.blocks_per_page, 0);
+  EXPECT_EQ(small.pages_per_block, 4);
+  EXPECT_FALSE(small.split());
+  EXPECT_FALSE(sm90a_decode_unsupported(decode_spec_with(8, 1, R"("paged": {"page_size": 16}, )", R"({"block_kv": 64})")));
+}
+
+TEST(Sm90aDecodePlan, PagesOfNoWholeSwizzlePeriodInABlockOfSeveralAreNotGenerated) {
+  const Spec spec = decode_spec_with(8, 1, R"("paged": {"page_size": 4}, )", R"({"block_kv": 64})");
+  const std::optional<std::string> why = sm90a_decode_unsupported(spec);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("multiple of 8 positions"), std::string::npos) << *why;
+}
+
+TEST(Sm90aDecodePlan, InterfaceHasTheCombineOnlyWhenSplit) {
+  const KernelPlan split = plan_sm90a_decode_kernel(
+      decode_spec_with(8, 1, R"("paged": {"page_size": 128}, )", R"({"block_kv": 128, "splits": 2})"));
+  ASSERT_EQ(split.interface["entry_points"].size(), 2u);
+  EXPECT_NE(split.interface["entry_points"][1]["name"].get<std::string>().find("combine_kernel"), std::string::npos);
+  EXPECT_EQ(split.interface["entry_points"][1]["launch"]["grid"], (Json{2, 3, 1}));  // kv heads, batch
+  const KernelPlan unsplit = plan_sm90a_decode_kernel(
+      decode_spec_with(8, 1, "", R"({"block_kv": 128, "splits": 1})"));
+  EXPECT_EQ(unsplit.interface["entry_points"].size(), 1u);
+  EXPECT_EQ(unsplit.interface["entry_points"][0]["launch"]["grid"], (Json{1, 2, 3}));
+  EXPECT_EQ(unsplit.context["blocks_per_page"], 0);
 }
 
 }  // namespace
