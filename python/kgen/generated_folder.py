@@ -61,7 +61,10 @@ class GeneratedFolder:
 
   def is_decode(self) -> bool:
     """Whether the folder holds decode kernels ("kind": "attention_decode", docs/decode.md):
-    their plan files say "pass": "decode"."""
+    their plan files say "pass": "decode", or a kernel was rendered from a decode template
+    (templates/<target or cuda>/decode/: the sm90a decode kernel writes no plan file)."""
+    if any("/decode/" in template for entry in self._files.values() for template in entry.get("templates", [])):
+      return True
     return any(json.loads((self.path / name).read_text()).get("pass") == "decode"
                for name, _ in self.listed("plan") if (self.path / name).is_file())
 

@@ -57,6 +57,9 @@ class Interface:
 def read_interface(folder):
     """The Interface of the sm90a kernels in `folder` (e.g. "generated/splash")."""
     generated = GeneratedFolder(os.path.abspath(folder))
+    if generated.is_decode():
+        raise GeneratedFolderError(f"{generated.path}: a decode kernel; kgen.torch has no decode front door "
+                                   "(docs/decode.md)")
     generated.file("sm90a", "kernel")  # raises, naming the command, when there is none
     backward = generated.has("sm90a", "kernel", "backward")
     if backward:
