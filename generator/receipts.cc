@@ -3,6 +3,7 @@
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/SHA256.h>
 
+#include <set>
 
 #include "runtime_files.h"
 #include "targets/target.h"
@@ -25,16 +26,47 @@ std::string sha256_hex(const std::string& bytes) {
   return llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(bytes)), /*LowerCase=*/true);
 }
 
+namespace {
+
+// The runtime folders ("sm90a", "decode/sm90a") the kernel files named by `files` were rendered
+// with, as their MANIFEST.json entries' provenance names them (a decode kernel includes
+// runtime/decode/ beside its target's folders, runtime_files.h); the rule's folders where the
+// manifest names none.
+std::vector<std::string> rendered_runtime(const ReceiptPaths& paths, const std::string& name,
+                                          const std::vector<std::string>& files, const ReceiptRule& rule) {
+  const auto text = read_text_file(paths.kernel_folder(name) + "/MANIFEST.json");
+  const Json manifest = text ? Json::parse(*text, nullptr, /*allow_exceptions=*/false) : Json();
+  if (!manifest.is_object() || !manifest.contains("files") || !manifest["files"].is_object()) return rule.runtime;
+  std::set<std::string> folders;
+  const std::string prefix = "runtime/";
+  for (const std::string& file : files) {
+    const Json entry = manifest["files"].value(file, Json::object());
+    if (!entry.is_object() || !entry.contains("runtime") || !entry["runtime"].is_object()) continue;
+    for (const Json& folder : entry["runtime"].value("folders", Json::array()))
+      if (folder.is_string() && folder.get<std::string>().starts_with(prefix))
+        folders.insert(folder.get<std::string>().substr(prefix.size()));
+  }
+  if (folders.empty()) return rule.runtime;
+  return {folders.begin(), folders.end()};
+}
+
+}  // namespace
+
 FileHashes hash_kernel_files(const ReceiptPaths& paths, const std::string& name, const ReceiptRule& rule) {
   FileHashes hashes;
   std::vector<std::string> suffixes = rule.file_suffixes;
   suffixes.insert(suffixes.end(), rule.backward_file_suffixes.begin(), rule.backward_file_suffixes.end());
   suffixes.insert(suffixes.end(), rule.combine_file_suffixes.begin(), rule.combine_file_suffixes.end());
+  std::vector<std::string> files;
   for (const std::string& suffix : suffixes) {
     const std::string file = name + suffix;
-    if (const auto bytes = read_text_file(paths.kernel_folder(name) + "/" + file)) hashes[file] = sha256_hex(*bytes);
+    if (const auto bytes = read_text_file(paths.kernel_folder(name) + "/" + file)) {
+      hashes[file] = sha256_hex(*bytes);
+      files.push_back(file);
+    }
   }
-  for (const RuntimeFile& file : read_runtime_files(paths.root, rule.runtime)) hashes[file.path] = sha256_hex(file.content);
+  for (const RuntimeFile& file : read_runtime_files(paths.root, rendered_runtime(paths, name, files, rule)))
+    hashes[file.path] = sha256_hex(file.content);
   return hashes;
 }
 

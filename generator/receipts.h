@@ -44,8 +44,9 @@ struct ReceiptPaths {
 
 std::string sha256_hex(const std::string& bytes);
 
-// The hashes of the rule's files of kernel `name` and of its runtime's files; a missing file
-// is left out.
+// The hashes of the rule's files of kernel `name` and of the runtime's files they were rendered
+// with (the runtime folders their MANIFEST.json entries name; the rule's where none are named);
+// a missing file is left out.
 FileHashes hash_kernel_files(const ReceiptPaths& paths, const std::string& name, const ReceiptRule& rule);
 
 // Who the receipt is for; written at its top.

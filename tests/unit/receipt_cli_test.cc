@@ -101,6 +101,34 @@ TEST_F(ReceiptCli, AChangedLauncherHeaderMakesTheSm90aReceiptStale) {
   EXPECT_NE(result.output.find("docs/receipts/splash.sm90a.json: stale"), std::string::npos) << result.output;
 }
 
+// A decode kernel includes runtime/decode/ beside its target's folders; its receipt covers the
+// folders its MANIFEST.json entry names (runtime_files.h), so a change there makes it stale.
+TEST_F(ReceiptCli, AReceiptCoversTheRuntimeFoldersItsKernelWasRenderedWith) {
+  fs::create_directories(root_ / "runtime/sm90a");
+  fs::create_directories(root_ / "runtime/decode/sm90a");
+  write(root_ / "runtime/sm90a/kernel.cuh", "// the target's runtime\n");
+  write(root_ / "runtime/decode/sm90a/walk.cuh", "// the decode runtime\n");
+  const fs::path manifest_path = root_ / "generated/splash/MANIFEST.json";
+  kgen::Json manifest = kgen::Json::parse(kgen::read_text_file(manifest_path.string()).value());
+  manifest["files"]["splash.sm90a.cu"]["runtime"]["folders"] = {"runtime/sm90a", "runtime/decode/sm90a"};
+  write(manifest_path, manifest.dump(2));
+  for (const char* target : {"sm90a", "sm100a"}) {
+    const kgen::ReceiptRule rule = kgen::receipt_rule(target).value();
+    for (const std::string& check : rule.required) add(target, check);
+  }
+  ASSERT_EQ(check().status, 0) << check().output;
+  const kgen::Json receipt = kgen::read_receipt((root_ / "docs/receipts/splash.sm90a.json").string()).value();
+  EXPECT_TRUE(receipt["files"].contains("runtime/decode/sm90a/walk.cuh")) << receipt.dump(2);
+  EXPECT_TRUE(receipt["files"].contains("runtime/sm90a/kernel.cuh")) << receipt.dump(2);
+
+  write(root_ / "runtime/decode/sm90a/walk.cuh", "// the decode runtime, changed\n");
+  const Result result = check();
+  EXPECT_EQ(result.status, 1) << result.output;
+  EXPECT_NE(result.output.find("docs/receipts/splash.sm90a.json: stale"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("runtime/decode/sm90a/walk.cuh changed"), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find("splash.sm100a.json"), std::string::npos) << "sm100a names no decode runtime";
+}
+
 TEST_F(ReceiptCli, AReceiptWithAWrongHashFails) {
   const fs::path receipt = root_ / "docs/receipts/splash.sm90a.json";
   std::string text = kgen::read_text_file(receipt.string()).value();

@@ -43,9 +43,23 @@ struct DecodeDeviceTensors {
 // or the launcher's error message.
 using DecodeLaunch = std::function<std::string(const DecodeDeviceTensors&, cudaStream_t, bool combine_only)>;
 
+struct DecodeHarnessOptions {
+  uint64_t seed = 1;
+  // > 0: compare only the rows of the first this many kv heads of every sequence (the CTAs
+  // the emulator ran, verify/cuda/emulate.py's sample); the other rows are left at the
+  // poison and not read. -1: every row.
+  int64_t kv_heads = -1;
+  // Non-empty: also write the facts of the run there as JSON (the cpu_emulation check of the
+  // kernel's receipt, docs/receipts.md): what was checked, the worst errors and tolerances,
+  // the guard bands, pass or fail.
+  std::string receipt_path;
+  std::string command;
+};
+
 // Prints a report whose last lines are "worst out error X (tolerance T), worst lse error Y
 // (tolerance U)" (over every run and the combine alone) and PASS or FAIL; returns 0 when every
 // check passes, 1 otherwise.
-int run_decode_harness(const Spec& spec, const DecodeKernelFacts& facts, const DecodeLaunch& launch, uint64_t seed);
+int run_decode_harness(const Spec& spec, const DecodeKernelFacts& facts, const DecodeLaunch& launch,
+                       const DecodeHarnessOptions& options);
 
 }  // namespace kgen::sm90a

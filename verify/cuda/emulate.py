@@ -15,6 +15,11 @@ filters on the grid layouts of runtime/cuda/work.cuh, runtime/sm90a/backward/wor
 runtime/sm90a/backward/preprocess.cuh. A filter that missed a CTA leaves its outputs at the
 harness's NaN poison, so a wrong sample fails; it cannot pass silently.
 
+A decode spec's sm90a kernel (and its combine) runs in sm90a_emu_decode_run_<name>, the decode
+harness, over every kv_lens case (verify/cuda/decode_harness.h). A larger decode grid runs the CTAs
+of kv head 0 of every sequence -- every split and q tile of them, and their combine -- and the
+harness compares those rows only (--kv-heads 1); a missed CTA leaves its rows at the poison.
+
 An sm100a kernel is persistent: each CTA walks work items (q blocks) of every slice, so no CTA
 subset completes a slice. A larger sm100a grid runs its first SM100A_SAMPLED_CTAS CTAs
 ("work-items"), whose items are q blocks written whole; the harness compares the q blocks the
@@ -23,7 +28,7 @@ own (every item writes its block, an item with no tile its zeros): a block writt
 one too few or too many, fails.
 
   emulate.py SPEC.json --target sm90a|sm100a --harness-dir DIR --generated DIR
-             [--seed N] [--sample auto|all|first-slice|work-items] [--report FACTS.json]
+             [--seed N] [--sample auto|all|first-slice|work-items|first-kv-head] [--report FACTS.json]
 
 Exit status: 0 every run passed, 1 one failed, 2 usage error or a missing harness.
 """
@@ -55,7 +60,8 @@ def read_stats(path):
 
 
 def kernel_role(mangled):
-    for role in ("preprocess_kernel", "postprocess_kernel", "backward_kernel", "forward_kernel"):
+    for role in ("preprocess_kernel", "postprocess_kernel", "backward_kernel", "forward_kernel", "decode_kernel",
+                 "combine_kernel"):
         if role in mangled:
             return role[: -len("_kernel")]
     return mangled
@@ -107,6 +113,22 @@ def backward_filters(spec, generated, group):
             "backward_kernel:x=0-0", f"forward_kernel:x=0-{group - 1}"]
 
 
+def decode_plan(spec, generated, sample):
+    """What runs for a decode spec: the decode harness on the whole grid or on kv head 0."""
+    name, shape = spec["name"], spec["shape"]
+    kv_heads = shape.get("kv_heads", shape["q_heads"])
+    # The grid the plan launches, as the kernel's MANIFEST.json entry records it.
+    with open(os.path.join(generated, name, "MANIFEST.json"), encoding="utf-8") as f:
+        entries = json.load(f)["files"][f"{name}.sm90a.cu"]["interface"]["entry_points"]
+    grid = next(e["launch"]["grid"] for e in entries if e["name"].endswith("::decode_kernel"))
+    if sample == "auto":
+        sample = "all" if math.prod(grid) <= WHOLE_GRID_CTAS or kv_heads == 1 else "first-kv-head"
+    if sample == "all":
+        return sample, [], {}
+    # The decode grid is (split x q tile, kv head, batch); the combine's (kv head, batch).
+    return sample, ["--kv-heads", "1"], {"KGEN_EMU_CTAS": "decode_kernel:y=0-0;combine_kernel:x=0-0"}
+
+
 def owned_blocks_checked(facts, kernels, work_items):
     """Whether a work-items sample compared exactly the q blocks its CTAs own: CTA c walks items
     c, c + ctas, ... (runtime/sm100a/forward/schedule.cuh), and each writes its block whole."""
@@ -131,7 +153,7 @@ def main():
     parser.add_argument("--harness-dir", required=True)
     parser.add_argument("--generated", required=True)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--sample", default="auto", choices=["auto", "all", "first-slice", "work-items"])
+    parser.add_argument("--sample", default="auto", choices=["auto", "all", "first-slice", "work-items", "first-kv-head"])
     parser.add_argument("--report")
     args = parser.parse_args()
 
@@ -142,7 +164,14 @@ def main():
     block_q = spec["targets"][target].get("block_q", 128)
     forward_ctas = shape.get("batch", 1) * shape["q_heads"] * math.ceil(shape["q_len"] / block_q)
     sample = args.sample
-    if target == "sm100a":
+    decode = spec.get("kind") == "attention_decode"
+    if decode:
+        if target != "sm90a" or sample in ("first-slice", "work-items"):
+            parser.error("a decode kernel runs on sm90a, whole or on --sample first-kv-head")
+        sample, options, extra = decode_plan(spec, args.generated, sample)
+    elif sample == "first-kv-head":
+        parser.error("--sample first-kv-head is for decode kernels")
+    elif target == "sm100a":
         # forward_ctas counts the work items here: persistent CTAs walk them.
         if sample == "first-slice":
             parser.error("an sm100a kernel's persistent CTAs complete no slice: use --sample work-items")
@@ -159,12 +188,14 @@ def main():
     forward = os.path.join(args.harness_dir, f"{target}_emu_run_{name}")
     backward = os.path.join(args.harness_dir, f"sm90a_emu_backward_run_{name}")
     plan = [("forward", forward, [], {})]
+    if decode:
+        plan = [("decode", os.path.join(args.harness_dir, f"sm90a_emu_decode_run_{name}"), options, extra)]
     if sample == "first-slice":
         plan[0] = ("forward", forward, ["--slices", "1"], {"KGEN_EMU_CTAS": f"forward_kernel:x=0-{group - 1}"})
     if sample == "work-items":
         plan[0] = ("forward", forward, ["--touched-blocks", str(block_q)],
                    {"KGEN_EMU_CTAS": f"forward_kernel:x=0-{SM100A_SAMPLED_CTAS - 1}"})
-    if target == "sm90a" and spec.get("backward"):
+    if target == "sm90a" and spec.get("backward") and not decode:
         extra = {}
         options = []
         if sample == "first-slice":

@@ -1,5 +1,5 @@
-// One generated sm90a decode kernel's check: `sm90a_emu_decode_run_<name> SPEC.json [--seed N]`
-// (decode_harness.h). Built per kernel by verify/cuda/CMakeLists.txt with KGEN_SM90A_HEADER
+// One generated sm90a decode kernel's check: `sm90a_emu_decode_run_<name> SPEC.json [--seed N]
+// [--kv-heads N] [--receipt FILE]` (decode_harness.h says what each option does). Built per kernel by verify/cuda/CMakeLists.txt with KGEN_SM90A_HEADER
 // (the generated launcher header) and KGEN_SM90A_NAMESPACE; the numbers of the kernel (q tile
 // rows, splits, block_kv) come from that header, which kgen's plan wrote.
 #include <cstdio>
@@ -35,17 +35,22 @@ std::string launch(const kgen::sm90a::DecodeDeviceTensors& t, cudaStream_t strea
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s SPEC.json [--seed N]\n", argv[0]);
+  if (argc < 2 || argc % 2 != 0) {
+    std::fprintf(stderr, "usage: %s SPEC.json [--seed N] [--kv-heads N] [--receipt FILE]\n", argv[0]);
     return 2;
   }
-  uint64_t seed = 1;
+  kgen::sm90a::DecodeHarnessOptions options;
+  options.command = argv[0];
+  for (int k = 1; k < argc; ++k) options.command += std::string(" ") + argv[k];
   for (int k = 2; k + 1 < argc; k += 2) {
-    if (std::string(argv[k]) != "--seed") {
-      std::fprintf(stderr, "unknown option %s\n", argv[k]);
+    const std::string flag = argv[k];
+    if (flag == "--seed") options.seed = static_cast<uint64_t>(std::atoll(argv[k + 1]));
+    else if (flag == "--kv-heads") options.kv_heads = std::atoll(argv[k + 1]);
+    else if (flag == "--receipt") options.receipt_path = argv[k + 1];
+    else {
+      std::fprintf(stderr, "unknown option %s\n", flag.c_str());
       return 2;
     }
-    seed = static_cast<uint64_t>(std::atoll(argv[k + 1]));
   }
   try {
     const kgen::Spec spec = kgen::load_spec(argv[1], ".");
@@ -59,7 +64,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     const kgen::sm90a::DecodeKernelFacts facts{kernel::kRows, kernel::kSplits, kernel::kBlockKv};
-    return kgen::sm90a::run_decode_harness(spec, facts, launch, seed);
+    return kgen::sm90a::run_decode_harness(spec, facts, launch, options);
   } catch (const kgen::SpecError& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 2;

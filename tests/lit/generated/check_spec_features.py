@@ -36,14 +36,21 @@ def prefixes(spec, target, block_plan):
     return chosen
 
 
-def decode_prefixes(spec, block_plan):
-    """A decode spec's tpu kernels (docs/decode.md): the split kernel and, when split, its combine,
-    each with the prefixes of the features it must (or must not) carry. Split, the sinks join in
-    the combine, and the kernel writes lse_s whatever outputs says."""
+def decode_prefixes(spec, target, block_plan):
+    """A decode spec's kernels (docs/decode.md), each file with the prefixes of the features it
+    must (or must not) carry. tpu: the split kernel and, when split, its combine; split, the
+    sinks join in the combine, and the kernel writes lse_s whatever outputs says. sm90a: the
+    kernel file (score modifier, no segment ids) and its launcher header, whose constants set
+    the sinks, lse and window of both the kernel and its combine."""
     split = block_plan["splits"] > 1
     sinks, lse = spec.get("sinks", False), spec.get("outputs", {}).get("lse", False)
     local = spec.get("mask", {}).get("type") == "local"
-    kernel = [f"TPU-{'' if spec.get('softcap') else 'NO-'}SOFTCAP", "TPU-NO-SEGMENTS",
+    softcap = f"{'' if spec.get('softcap') else 'NO-'}SOFTCAP"
+    if target == "sm90a":
+        return [("cu", [f"CUDA-{softcap}", "CUDA-NO-SEGMENTS"]),
+                ("h", [f"CUDA-DECODE-{'' if sinks else 'NO-'}SINKS", f"CUDA-DECODE-{'' if lse else 'NO-'}LSE",
+                       f"CUDA-DECODE-{'LOCAL' if local else 'CAUSAL'}"])]
+    kernel = [f"TPU-{softcap}", "TPU-NO-SEGMENTS",
               f"TPU-DECODE-{'' if sinks and not split else 'NO-'}SINKS",
               f"TPU-{'' if lse or split else 'NO-'}LSE", f"TPU-DECODE-{'LOCAL' if local else 'CAUSAL'}"]
     files = [("mlir", kernel)]
@@ -70,7 +77,7 @@ def main():
                 continue
             block_plan = plan(kgen, source, spec_path, target)
             if spec.get("kind") == "attention_decode":
-                files = decode_prefixes(spec, block_plan)
+                files = decode_prefixes(spec, target, block_plan)
             else:
                 files = [(extension, prefixes(spec, target, block_plan))]
             for suffix, chosen in files:
