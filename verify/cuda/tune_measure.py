@@ -48,7 +48,7 @@ sys.path.insert(0, HERE)
 
 import compile_check  # pylint: disable=wrong-import-position
 
-SOURCES = ["verify/cuda/tune_measure.py", "verify/cuda/compile_check.py"]
+SOURCES = ["verify/cuda/tune_measure.py", "verify/cuda/compile_check.py", "verify/cuda/nvcc_cache.py"]
 COLUMNS = [["registers", "registers"], ["ctas_per_sm", "CTAs/SM"], ["tile_cycles", "cycles/tile"],
            ["tensor_share", "tensor share"], ["sass", "SASS instr"], ["mma_sass", "MMA instr"],
            ["emulated_instructions", "emulated"]]
