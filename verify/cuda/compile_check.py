@@ -20,8 +20,14 @@ user would build it, then fails when
     any HGMMA/WARPGROUP instruction (Hopper's path), or more BPT.TRAP than the three
     tcgen05 guardrail stubs ptxas links (a build without the "a" features traps instead of
     computing).
+  * the kernel's plan promises a schedule (the "schedule" of its MANIFEST.json entry) that
+    the SASS does not show (sass_schedule.py: MUFU.EX2 between the wgmma waits, TMA boxes per
+    K and V tile, products per main-loop iteration, named barriers in the main loop).
   (A block plan with no live tile computes nothing; its kernel is not required to contain
   tensor-core instructions.)
+
+Every kernel's schedule facts (sass_schedule.py) are printed on its PASS/FAIL line and written
+into the report, promised or not.
 
 --report writes the findings as JSON: what a kernel's receipt records as its nvcc_sass check
 (docs/receipts.md), with the nvcc and CUTLASS versions and no times.
@@ -50,6 +56,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from nvcc_cache import compile_cached, nvcc_command, tool_versions  # noqa: E402  pylint: disable=wrong-import-position
+import sass_schedule  # noqa: E402  pylint: disable=wrong-import-position
 
 PIPELINE_CODES = {
     "C7510": "wgmma serialized: the pipeline crosses a function boundary",
@@ -128,6 +135,38 @@ def sm100a_failures(facts, expected_utchmma, hgmma):
         failures.append(f"{facts['traps']} BPT.TRAP in the SASS (the tcgen05 guardrails are {GUARDRAIL_TRAPS}): "
                         "was it built for sm_100a with its 'a' features?")
     return failures
+
+
+CONFIG_INT = r"static constexpr int {} = (\d+);"
+
+
+def exponentials_per_tile(text, blackwell):
+    """Exponentials one softmax thread computes per tile, from the plan's Config in the kernel:
+    a tile is kBlockQ x kBlockKv scores over the softmax warpgroups' 128-thread rows (sm_90a:
+    kConsumers warpgroups of kBlockQ / kConsumers rows; sm_100a: one softmax warpgroup, a row
+    per thread). None when the kernel names no such Config (a backward, a planted kernel)."""
+    values = {}
+    for name in ("kBlockQ", "kBlockKv", "kConsumers"):
+        m = re.search(CONFIG_INT.format(name), text)
+        values[name] = int(m.group(1)) if m else None
+    if values["kBlockQ"] is None or values["kBlockKv"] is None:
+        return None
+    groups = 1 if blackwell else values["kConsumers"]
+    if not groups:
+        return None
+    return values["kBlockQ"] * values["kBlockKv"] // (128 * groups)
+
+
+def schedule_promise(kernel):
+    """The schedule the kernel's plan promises: the "schedule" of its entry in the MANIFEST.json
+    beside it (written by kgen gen from the plan); None when there is none."""
+    manifest = os.path.join(os.path.dirname(os.path.abspath(kernel)), "MANIFEST.json")
+    try:
+        with open(manifest, encoding="utf-8") as f:
+            entry = json.load(f).get("files", {}).get(os.path.basename(kernel), {})
+    except (OSError, ValueError):
+        return None
+    return entry.get("schedule")
 
 
 def ptxemu_failures(args, obj):
@@ -246,6 +285,11 @@ def main():
         if blackwell:
             tcgen05 = {fact: len(re.findall(pattern, sass)) for fact, pattern in SM100A_FACTS.items()}
             failures += sm100a_failures(tcgen05, expected_utchmma, hgmma)
+        backward = name.endswith(".backward.cu")
+        schedule = sass_schedule.schedule_facts(
+            sass, None if backward else exponentials_per_tile(text, blackwell), forward=not backward)
+        promise = schedule_promise(args.kernel)
+        failures += sass_schedule.promise_failures(schedule, promise)
         if args.ptxemu_decode:
             failures += ptxemu_failures(args, obj)
 
@@ -265,6 +309,8 @@ def main():
         "setmaxnreg": setmaxnreg,
         **({"expected_utchmma": expected_utchmma, **tcgen05} if blackwell else {}),
         "local_memory_instructions": local,
+        "schedule": schedule,
+        **({"schedule_promise": promise} if promise else {}),
         "warnings": warnings,
         "failures": failures,
         "notes": notes,
@@ -284,6 +330,7 @@ def main():
         summary += (f", UTCHMMA {tcgen05['utchmma']} (expected {expected_utchmma}), UTCBAR {tcgen05['utcbar']}, "
                     f"LDTM {tcgen05['ldtm']}, STTM {tcgen05['sttm']}, UTMALDG {tcgen05['utmaldg']}, "
                     f"BPT.TRAP {tcgen05['traps']}")
+    summary += "; schedule: " + sass_schedule.summary(schedule)
     if failures:
         print("FAIL " + summary)
         for failure in failures:
