@@ -37,7 +37,7 @@ class Fixtures(unittest.TestCase):
         self.assertEqual((facts["tma_per_k_tile"], facts["tma_per_v_tile"]), (2, 4))
         failures = sass_schedule.promise_failures(facts, PROMISE)
         self.assertEqual(len(failures), 2, failures)
-        self.assertIn("0 MUFU.EX2 between the wgmma waits", failures[1])
+        self.assertIn("0 softmax exponentials (MUFU.EX2) between the wgmma waits", failures[1])
         self.assertIn("4 UTMALDG per V tile, the plan promises at most 2", failures[0])
 
     def test_present_overlap_passes_the_same_promise(self):
@@ -83,8 +83,26 @@ class Listings(unittest.TestCase):
         self.assertEqual((facts["ex2_between_waits"], facts["ex2_between_waits_most"]), (0, 2))
         self.assertEqual(facts["ex2_per_iteration"], 3)
         self.assertEqual(sass_schedule.promise_failures(facts, {"min_ex2_between_waits": 1}),
-                         ["schedule: 0 MUFU.EX2 between the wgmma waits of the main loop (fewest on a path), "
-                          "the plan promises at least 1"])
+                         ["schedule: 0 softmax exponentials (MUFU.EX2) between the wgmma waits of the main "
+                          "loop (fewest on a path), the plan promises at least 1"])
+
+    def test_softcap_tanh_is_not_a_softmax_exponential(self):
+        # A softcap's tanh is one MUFU.EX2 and one MUFU.RCP per score (score_mods.cuh): two
+        # tanh and one softmax exponential between the waits count 1.
+        sass = listing("HGMMA.64x64x16.F32.BF16 R24, gdesc[UR8], RZ, !UPT, gsb0",
+                       "WARPGROUP.DEPBAR.LE gsb0, 0x1",
+                       "MUFU.EX2 R24, R24",
+                       "MUFU.EX2 R25, R25",
+                       "MUFU.RCP R24, R24",
+                       "MUFU.RCP R25, R25",
+                       "MUFU.EX2 R26, R26",
+                       "WARPGROUP.DEPBAR.LE gsb0, 0x0",
+                       "MUFU.EX2 R27, R27",
+                       "@P1 BRA 0x0",
+                       "EXIT")
+        facts = sass_schedule.schedule_facts(sass)
+        self.assertEqual(facts["ex2_between_waits"], 1)
+        self.assertEqual((facts["ex2_per_iteration"], facts["rcp_per_iteration"]), (2, 2))
 
     def test_waits_serialized_have_no_between(self):
         # Only waits for all (ptxas serialized the products): no pair, the promise fails.

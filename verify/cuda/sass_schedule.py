@@ -17,11 +17,14 @@ How the facts are found (no line numbers, no addresses are assumed):
     tensor-core products (HGMMA, UTCHMMA); per iteration, the products it issues.
   * Between the waits (sm_90a forward): in that loop, the first wgmma wait that leaves
     products in flight (WARPGROUP.DEPBAR.LE gsb0, N with N > 0: S = Q K^T is ready, P V may
-    run) and the next wait for all of them (N = 0). The MUFU.EX2 on the paths of one
-    iteration from the first to the second are counted, as the fewest and the most on any
-    path: the exponentials that overlap the tensor cores on every (on some) iteration.
+    run) and the next wait for all of them (N = 0). The softmax's exponentials on the paths
+    of one iteration from the first to the second are counted, as the fewest and the most on
+    any path: the exponentials that overlap the tensor cores on every (on some) iteration.
+  * The softmax's exponentials are the MUFU.EX2 less the MUFU.RCP: a softcap's tanh costs one
+    of each per score (runtime/cuda/score_mods.cuh), and nothing else in the loops divides
+    (the softmax's 1 / l is in the epilogue).
   * The softmax loop: the innermost loop that issues MUFU.EX2 (sm_90a: the consumer's main
-    loop; sm_100a: the softmax warpgroup's); its MUFU.EX2 per iteration.
+    loop; sm_100a: the softmax warpgroup's); its softmax exponentials per iteration.
   * TMA per tile: in the producer's loops (innermost loops issuing UTMALDG), each expect-tx
     arrive (SYNCS.ARRIVE.TRANS64 with a byte count) opens a group; the UTMALDG after it in
     program order, up to the next such arrive, are that barrier's loads. A barrier is named by
@@ -217,11 +220,11 @@ def ex2_between_waits(flow, header, body):
     start = flow.block_of[first]
 
     def segment(b):
-        """(EX2 on the block's part of a path, whether a wait for all ends the path there)."""
+        """(exponentials on the block's part of a path, whether a wait for all ends it there)."""
         lo = first + 1 if b == start else flow.blocks[b][0]
         end = next((k for k in range(lo, flow.blocks[b][1]) if depbar_count(flow.instructions[k]) == 0), None)
         hi = flow.blocks[b][1] if end is None else end
-        return sum(flow.instructions[k].is_("MUFU.EX2") for k in range(lo, hi)), end is not None
+        return softmax_exponentials(flow.instructions[lo:hi]), end is not None
 
     # One iteration: edges back to the header are cut; a path ends at its first wait for all.
     def successors(b):
@@ -245,6 +248,11 @@ def ex2_between_waits(flow, header, body):
         if options:
             best[c] = (cost + min(o[0] for o in options), cost + max(o[1] for o in options))
     return best.get(component["of"][start])
+
+
+def softmax_exponentials(instructions):
+    """MUFU.EX2 less MUFU.RCP (the module docstring: a softcap's tanh issues one of each)."""
+    return sum(i.is_("MUFU.EX2") for i in instructions) - sum(i.is_("MUFU.RCP") for i in instructions)
 
 
 def strongly_connected(nodes, successors):
@@ -377,7 +385,9 @@ def schedule_facts(sass, exponentials_per_tile=None, forward=True):
     softmax = innermost(flow.loops, lambda body: any(i.is_("MUFU.EX2") for i in flow.loop_instructions(body)))
     softmax = max(softmax, key=lambda loop: sum(i.is_("MUFU.EX2") for i in flow.loop_instructions(loop[1])),
                   default=None)
-    facts["ex2_per_iteration"] = sum(i.is_("MUFU.EX2") for i in flow.loop_instructions(softmax[1])) if softmax else 0
+    softmax_code = flow.loop_instructions(softmax[1]) if softmax else []
+    facts["ex2_per_iteration"] = softmax_exponentials(softmax_code)
+    facts["rcp_per_iteration"] = sum(i.is_("MUFU.RCP") for i in softmax_code)
     between = ex2_between_waits(flow, *main) if main and any(i.family() == "HGMMA" for i in main_code) else None
     facts["ex2_between_waits"] = between[0] if between else None
     facts["ex2_between_waits_most"] = between[1] if between else None
@@ -399,7 +409,8 @@ def schedule_facts(sass, exponentials_per_tile=None, forward=True):
 # A plan's promises (MANIFEST.json, the kernel's "schedule"), each a check of the facts.
 PROMISES = {
     "min_ex2_between_waits": ("ex2_between_waits", lambda fact, bound: fact is not None and fact >= bound,
-                              "MUFU.EX2 between the wgmma waits of the main loop (fewest on a path)", "at least"),
+                              "softmax exponentials (MUFU.EX2) between the wgmma waits of the main loop "
+                              "(fewest on a path)", "at least"),
     "max_tma_per_k_tile": ("tma_per_k_tile", lambda fact, bound: isinstance(fact, int) and fact <= bound,
                            "UTMALDG per K tile", "at most"),
     "max_tma_per_v_tile": ("tma_per_v_tile", lambda fact, bound: isinstance(fact, int) and fact <= bound,
@@ -435,7 +446,9 @@ def summary(facts):
         fewest, most = facts["ex2_between_waits"], facts["ex2_between_waits_most"]
         shown = "none" if fewest is None else (f"{fewest}" if most == fewest else f"{fewest}-{most}")
         parts.append(f"EX2 between waits {shown} of {tile}")
-    parts.append(f"EX2/iteration {facts['ex2_per_iteration']}" + (f" of {tile}" if tile and facts["mma"] != "HGMMA" else ""))
+    parts.append(f"softmax EX2/iteration {facts['ex2_per_iteration']}" +
+                 (f" of {tile}" if tile and facts["mma"] != "HGMMA" else "") +
+                 (f" (and {facts['rcp_per_iteration']} EX2 + RCP of the softcap's tanh)" if facts["rcp_per_iteration"] else ""))
     parts.append(f"{facts['mma']}/iteration {facts['mma_per_iteration']}")
     if facts.get("tma_per_k_tile") is not None or facts.get("tma_per_v_tile") is not None:
         parts.append(f"UTMALDG per K/V tile {facts.get('tma_per_k_tile')}/{facts.get('tma_per_v_tile')}")
