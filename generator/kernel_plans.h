@@ -53,6 +53,10 @@ struct KernelPlan {
   // (python/kgen) read the tables instead of computing them; null when the target writes none.
   Json plan_file = nullptr;
   std::vector<CompanionFile> companions = {};
+  // The schedule a CUDA kernel's machine code must show, as thresholds the compile check
+  // (verify/cuda/sass_schedule.py, PROMISES) holds its SASS to, e.g. {"mma_per_iteration": 16},
+  // written into its MANIFEST.json entry; null when the plan promises none.
+  Json schedule = nullptr;
 };
 
 // The plans of every target the spec names, in the registry's order (targets/target.h), each

@@ -108,6 +108,7 @@ std::vector<GeneratedFile> render_spec_outputs(const Spec& spec, TemplateEngine&
     Json& kernel_entry = render_file(kernel.template_path, kernel.context, kernel.extension, "kernel");
     kernel_entry["status"] = "generated";  // every plan renders a whole kernel (MANIFEST.json readers test it)
     if (!kernel.interface.is_null()) kernel_entry["interface"] = kernel.interface;
+    if (!kernel.schedule.is_null()) kernel_entry["schedule"] = kernel.schedule;
     for (const ExtraFile& extra : kernel.extra_files) render_file(extra.template_path, extra.context, extra.extension, extra.role);
     // A JSON file of this kernel; JSON has no comments, so its provenance is a field.
     auto write_json = [&](Json content, const std::string& extension, const std::string& role) {

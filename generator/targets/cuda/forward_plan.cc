@@ -96,6 +96,8 @@ void add_forward_table_rules(const Spec& spec, const Tiling& tiling, TilingRules
                   "tiles whose distinct partial blocks fit the mask table");
 }
 
+int64_t cuda_products_per_tile(int64_t head_dim, int64_t block_kv) { return head_dim / 16 + block_kv / 16; }
+
 KernelPlan plan_cuda_forward(const Spec& spec, const GpuTarget& gpu, const CudaDevice& device, int64_t threads,
                              int64_t shared_bytes) {
   const Shape& s = spec.shape;
@@ -230,6 +232,8 @@ KernelPlan plan_cuda_forward(const Spec& spec, const GpuTarget& gpu, const CudaD
   kernel.symbol = symbol;
   kernel.context = std::move(context);
   kernel.interface = std::move(interface);
+  if (lists.live_tiles_per_batch > 0)
+    kernel.schedule = {{"mma_per_iteration", cuda_products_per_tile(s.head_dim, gpu.block_kv)}};
   kernel.extra_files.push_back({"cuda/forward/launcher.h.tmpl", "h", "launcher", std::move(header)});
   return kernel;
 }

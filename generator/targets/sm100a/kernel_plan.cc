@@ -23,7 +23,7 @@ int64_t sm100a_tmem_columns(int64_t block_kv, int64_t head_dim_v) {
   return columns;
 }
 
-int64_t sm100a_mma_per_tile(int64_t head_dim, int64_t block_kv) { return head_dim / 16 + block_kv / 16; }
+int64_t sm100a_mma_per_tile(int64_t head_dim, int64_t block_kv) { return cuda_products_per_tile(head_dim, block_kv); }
 
 Sm100aPersistentGrid sm100a_persistent_grid(const Spec& spec) {
   const TileShape tiles = gpu_tile_shape(spec, *spec.sm100a);
