@@ -14,7 +14,8 @@ How the facts are found (no line numbers, no addresses are assumed):
     out-of-line retry stub of an mbarrier wait that jumps back into a loop is not a back
     edge (its target does not dominate it); the stub's own spin loop is a loop without work.
   * The consumer's (sm_100a: the MMA warp's) main loop is the innermost loop that issues
-    tensor-core products (HGMMA, UTCHMMA); per iteration, the products it issues.
+    tensor-core products (HGMMA, UTCHMMA), the one with the most when there are several
+    ("main_loops" counts them); per iteration, the products it issues.
   * Between the waits (sm_90a forward): in that loop, the first wgmma wait that leaves
     products in flight (WARPGROUP.DEPBAR.LE gsb0, N with N > 0: S = Q K^T is ready, P V may
     run) and the next wait for all of them (N = 0). The softmax's exponentials on the paths
