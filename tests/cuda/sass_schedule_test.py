@@ -139,6 +139,30 @@ class Listings(unittest.TestCase):
         self.assertEqual(sass_schedule.promise_failures(facts, {"min_bar_sync_in_main_loop": 2}),
                          ["schedule: 1 named BAR.SYNC in the main loop, the plan promises at least 2"])
 
+    def test_v_waited_before_k_is_still_v(self):
+        # The sm90a decode's order: wait V(t-1), wait K(t), S = Q K^T, O += P V. K's wait is
+        # the last before P V; V's barrier is the last other one (2 boxes for K, 4 for V).
+        sass = listing("SYNCS.PHASECHK.TRANS64.TRYWAIT P1, [R9+UR20+0x24028], R8",
+                       "SYNCS.PHASECHK.TRANS64.TRYWAIT P1, [R9+UR20+0x24008], R8",
+                       "HGMMA.64x128x16.F32.BF16 R24, gdesc[UR8], RZ, !UPT, gsb0",
+                       "HGMMA.64x128x16.F32.BF16 R88, R180, gdesc[UR12].tnspB, R88, gsb0",
+                       "WARPGROUP.DEPBAR.LE gsb0, 0x1",
+                       "WARPGROUP.DEPBAR.LE gsb0, 0x0",
+                       "@P1 BRA 0x0",
+                       "SYNCS.ARRIVE.TRANS64 RZ, [R5+UR8+0x24008], R2",
+                       "UTMALDG.4D [UR32], [UR10], desc[UR24]",
+                       "UTMALDG.4D [UR16], [UR10], desc[UR24]",
+                       "SYNCS.ARRIVE.TRANS64 RZ, [R5+UR8+0x24028], R2",
+                       "UTMALDG.4D [UR16], [UR10], desc[UR12]",
+                       "UTMALDG.4D [UR24], [UR10], desc[UR12]",
+                       "UTMALDG.4D [UR32], [UR10], desc[UR12]",
+                       "UTMALDG.4D [UR40], [UR10], desc[UR12]",
+                       "@P2 BRA 0x70",
+                       "EXIT")
+        facts = sass_schedule.schedule_facts(sass)
+        self.assertEqual(facts["tma_groups"], {"0x24008": 2, "0x24028": 4})
+        self.assertEqual((facts["tma_per_k_tile"], facts["tma_per_v_tile"]), (2, 4))
+
     def test_unknown_promise_fails(self):
         facts = sass_schedule.schedule_facts(listing("EXIT"))
         self.assertIn("unknown schedule promise 'min_ex2_between_wait'",
@@ -157,6 +181,22 @@ class PlanSide(unittest.TestCase):
         self.assertEqual(compile_check.exponentials_per_tile(self.CONFIG, blackwell=False), 88)
         self.assertEqual(compile_check.exponentials_per_tile(self.CONFIG, blackwell=True), 176)
         self.assertIsNone(compile_check.exponentials_per_tile("__global__ void k() {}", blackwell=False))
+
+    def test_exponentials_per_tile_through_the_launcher_header(self):
+        # The sm90a decode's Config names kBlockKv from its launcher header's namespace.
+        with tempfile.TemporaryDirectory() as folder:
+            kernel = os.path.join(folder, "x.sm90a.cu")
+            with open(os.path.join(folder, "x.sm90a.h"), "w", encoding="utf-8") as f:
+                f.write("namespace x_sm90a {\ninline constexpr int kBlockKv = 128;\n}\n")
+            text = ('#include "x.sm90a.h"\nstruct Config {\n  static constexpr int kBlockKv = x_sm90a::kBlockKv;\n'
+                    '  static constexpr int kBlockQ = 64;\n  static constexpr int kConsumers = 1;\n};')
+            self.assertIsNone(compile_check.exponentials_per_tile(text, blackwell=False))
+            self.assertEqual(compile_check.exponentials_per_tile(compile_check.with_own_headers(kernel, text),
+                                                                 blackwell=False), 64)
+            # The kernel's own value comes before the header's.
+            own = text.replace("x_sm90a::kBlockKv", "176")
+            self.assertEqual(compile_check.exponentials_per_tile(compile_check.with_own_headers(kernel, own),
+                                                                 blackwell=False), 88)
 
     def test_promise_read_from_the_manifest(self):
         with tempfile.TemporaryDirectory() as folder:

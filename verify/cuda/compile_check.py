@@ -137,14 +137,29 @@ def sm100a_failures(facts, expected_utchmma, hgmma):
     return failures
 
 
-CONFIG_INT = r"static constexpr int {} = (\d+);"
+# The Config's `static constexpr int kBlockKv = 128;`, or the launcher header's
+# `inline constexpr int kBlockKv = 128;` where the Config only names it (the sm90a decode's).
+CONFIG_INT = r"constexpr int {} = (\d+);"
+
+
+def with_own_headers(kernel, text):
+    """The kernel's text, then that of each header it includes by a quoted name from its own
+    folder (its launcher header), so exponentials_per_tile reads the values the Config aliases."""
+    folder = os.path.dirname(kernel)
+    for header in re.findall(r'^#include "([^"/]+)"', text, re.M):
+        path = os.path.join(folder, header)
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                text += "\n" + f.read()
+    return text
 
 
 def exponentials_per_tile(text, blackwell):
     """Exponentials one softmax thread computes per tile, from the plan's Config in the kernel:
     a tile is kBlockQ x kBlockKv scores over the softmax warpgroups' 128-thread rows (sm_90a:
     kConsumers warpgroups of kBlockQ / kConsumers rows; sm_100a: one softmax warpgroup, a row
-    per thread). None when the kernel names no such Config (a backward, a planted kernel)."""
+    per thread). None when the kernel names no such Config (a backward, a planted kernel).
+    The kernel's own Config comes first in `text`, so its values win over a header's."""
     values = {}
     for name in ("kBlockQ", "kBlockKv", "kConsumers"):
         m = re.search(CONFIG_INT.format(name), text)
@@ -287,7 +302,8 @@ def main():
             failures += sm100a_failures(tcgen05, expected_utchmma, hgmma)
         backward = name.endswith(".backward.cu")
         schedule = sass_schedule.schedule_facts(
-            sass, None if backward else exponentials_per_tile(text, blackwell), forward=not backward)
+            sass, None if backward else exponentials_per_tile(with_own_headers(args.kernel, text), blackwell),
+            forward=not backward)
         promise = schedule_promise(args.kernel)
         failures += sass_schedule.promise_failures(schedule, promise)
         if args.ptxemu_decode:

@@ -32,8 +32,9 @@ How the facts are found (no line numbers, no addresses are assumed):
     its shared-memory offset, the immediate of its address (ptxas folds the barrier array's
     offset into it; the stage is in the register part). K's barrier is the last mbarrier wait
     before the main loop's first product whose operands are both in shared memory
-    (S = Q K^T); V's is the last wait before its first product whose A operand is in
-    registers or tensor memory (O += P V). We rely on that pairing, and on ptxas keeping each
+    (S = Q K^T); V's is the last wait other than K's before its first product whose A operand
+    is in registers or tensor memory (O += P V; the sm90a decode waits for V(t-1) before
+    K(t)). We rely on that pairing, and on ptxas keeping each
     TMA after the arrive that expects its bytes (both are in PTX program order).
   * Named barriers: BAR.SYNC / BAR.ARV / BAR.RED with a barrier id other than 0 (0 is
     __syncthreads), in the kernel and in the main loop; setmaxnreg's register counts.
@@ -340,15 +341,18 @@ def tma_groups(flow):
 
 def operand_barriers(flow, main_body):
     """(K's barrier, V's barrier) from the main loop's waits (module docstring)."""
-    last_wait, k_barrier, v_barrier = None, None, None
+    waits, k_barrier, v_barrier = [], None, None
     for ins in flow.loop_instructions(main_body):
         if is_wait(ins):
-            last_wait = barrier_offset(ins.operands[1])
-        elif ins.family() in PRODUCTS:
+            waits.append(barrier_offset(ins.operands[1]))
+        elif ins.family() in PRODUCTS and waits:
             if operand_a_in_shared_memory(ins):
-                k_barrier = k_barrier or last_wait
-            else:
-                v_barrier = v_barrier or last_wait
+                k_barrier = k_barrier or waits[-1]
+            elif v_barrier is None:
+                # The last wait other than K's: the sm90a decode waits for V(t-1) before K(t)
+                # and issues S = Q K^T first, so K's wait is the last before P V there.
+                others = [w for w in waits if w != k_barrier]
+                v_barrier = others[-1] if others else waits[-1]
     return k_barrier, v_barrier
 
 
