@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The schedule facts of every generated sm90a (forward and backward) and sm100a kernel, as the
+"""The schedule facts of every generated sm90a (forward, backward, decode) and sm100a kernel, as the
 table of docs/benchmarks.md: each kernel through verify/cuda/compile_check.py (nvcc's output
 comes from its content cache when the kernel is unchanged: seconds a kernel), its report's
 "schedule" (verify/cuda/sass_schedule.py) in one row. Read from the SASS; nothing runs.
