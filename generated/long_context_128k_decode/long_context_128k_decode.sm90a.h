@@ -22,8 +22,9 @@ inline constexpr int kBatch = 1;
 inline constexpr int kQHeads = 32;
 inline constexpr int kKvHeads = 8;
 inline constexpr int kGroup = 4;
-inline constexpr int kQLen = 1;  // new tokens per sequence
-inline constexpr int kKvLen = 131072;  // the cache's capacity per sequence
+// New tokens per sequence, and the cache's capacity per sequence.
+inline constexpr int kQLen = 1;
+inline constexpr int kKvLen = 131072;
 inline constexpr int kHeadDim = 128;
 inline constexpr int kHeadDimV = 128;
 // The q tile of one (batch, kv head): its group's q heads times the new tokens, q head-major.
@@ -35,8 +36,10 @@ inline constexpr int kSplits = 16;
 // Paged cache: pages of kPageSize positions in a pool of kPages per kv head (0: contiguous).
 inline constexpr int kPageSize = 128;
 inline constexpr int kPages = 1024;
-inline constexpr int kPagesPerSequence = 1024;  // page_table's columns
-inline constexpr int kWindowLeft = -1;  // a local window's reach; -1: causal
+// page_table's columns.
+inline constexpr int kPagesPerSequence = 1024;
+// A local window's reach; -1: causal.
+inline constexpr int kWindowLeft = -1;
 inline constexpr bool kLse = true;
 inline constexpr bool kSinks = false;
 // Element type of q, k, v and out: bfloat16 (16-bit brain float: __nv_bfloat16, cutlass::bfloat16_t, torch.bfloat16).
@@ -52,10 +55,14 @@ struct Arguments {
   // [batch]: valid cache positions, the new tokens included, in [q_len, kv_len]. Positions at
   // or past kv_lens[b] are never read as values (they may hold anything).
   const int32_t* kv_lens = nullptr;
-  const int32_t* page_table = nullptr;  // paged: [batch][kv_len / page_size], pool page indices
-  const float* sinks = nullptr;         // with sinks: [q_heads], one extra logit per q head
-  void* out = nullptr;                  // [batch][q_heads][q_len][head_dim_v]; every element written
-  float* lse = nullptr;  // with kLse: [batch][q_heads][q_len], natural log
+  // Paged: [batch][kv_len / page_size], pool page indices.
+  const int32_t* page_table = nullptr;
+  // With sinks: [q_heads], one extra logit per q head.
+  const float* sinks = nullptr;
+  // [batch][q_heads][q_len][head_dim_v]; every element written.
+  void* out = nullptr;
+  // With kLse: [batch][q_heads][q_len], natural log.
+  float* lse = nullptr;
   // With kSplits > 1, the partials (workspace): out_s [batch][kv_heads][splits][rows][head_dim_v]
   // and lse_s [batch][kv_heads][splits][rows], f32.
   float* out_s = nullptr;

@@ -31,29 +31,32 @@ namespace kgen {
 namespace mistral_7b_decode_sliding_window_sm90a {
 namespace {
 
+// The launcher header's constants.
+namespace header = ::kgen::mistral_7b_decode_sliding_window_sm90a;
+
 struct Config {
   using Element = cutlass::bfloat16_t;
   // The shape, from the launcher header.
-  static constexpr int kBatch = mistral_7b_decode_sliding_window_sm90a::kBatch;
-  static constexpr int kQHeads = mistral_7b_decode_sliding_window_sm90a::kQHeads;
-  static constexpr int kKvHeads = mistral_7b_decode_sliding_window_sm90a::kKvHeads;
-  static constexpr int kGroup = mistral_7b_decode_sliding_window_sm90a::kGroup;
-  static constexpr int kQLen = mistral_7b_decode_sliding_window_sm90a::kQLen;
-  static constexpr int kKvLen = mistral_7b_decode_sliding_window_sm90a::kKvLen;
-  static constexpr int kHeadDim = mistral_7b_decode_sliding_window_sm90a::kHeadDim;
-  static constexpr int kHeadDimV = mistral_7b_decode_sliding_window_sm90a::kHeadDimV;
-  static constexpr int kRows = mistral_7b_decode_sliding_window_sm90a::kRows;
+  static constexpr int kBatch = header::kBatch;
+  static constexpr int kQHeads = header::kQHeads;
+  static constexpr int kKvHeads = header::kKvHeads;
+  static constexpr int kGroup = header::kGroup;
+  static constexpr int kQLen = header::kQLen;
+  static constexpr int kKvLen = header::kKvLen;
+  static constexpr int kHeadDim = header::kHeadDim;
+  static constexpr int kHeadDimV = header::kHeadDimV;
+  static constexpr int kRows = header::kRows;
   static_assert(kQHeads == kKvHeads * kGroup && kRows == kGroup * kQLen,
                 "the q tile packs the group's q heads and new tokens");
   // The walk: blocks of kBlockKv positions, kSplits splits, the cache's pages, the window.
-  static constexpr int kBlockKv = mistral_7b_decode_sliding_window_sm90a::kBlockKv;
-  static constexpr int kSplits = mistral_7b_decode_sliding_window_sm90a::kSplits;
-  static constexpr int kPageSize = mistral_7b_decode_sliding_window_sm90a::kPageSize;
-  static constexpr int kPages = mistral_7b_decode_sliding_window_sm90a::kPages;
-  static constexpr int kPagesPerSequence = mistral_7b_decode_sliding_window_sm90a::kPagesPerSequence;
+  static constexpr int kBlockKv = header::kBlockKv;
+  static constexpr int kSplits = header::kSplits;
+  static constexpr int kPageSize = header::kPageSize;
+  static constexpr int kPages = header::kPages;
+  static constexpr int kPagesPerSequence = header::kPagesPerSequence;
   static constexpr int kBlocksPerPage = 1;  // a page holds whole blocks
   static constexpr int kPagesPerBlock = 0;  // a block holds whole pages
-  static constexpr int kWindowLeft = mistral_7b_decode_sliding_window_sm90a::kWindowLeft;
+  static constexpr int kWindowLeft = header::kWindowLeft;
   // The CTA: one q tile of 64 rows (the forward's block_q with one consumer warpgroup) and a
   // producer warpgroup; the forward's traits (sm90a/forward/kernel_traits.cuh) read these.
   static constexpr int kQTiles = 1;
@@ -76,8 +79,8 @@ struct Config {
   static constexpr float kExp2Scale = 1.27517432e-01f;
   using ScoreMod = kgen::cuda::NoScoreMod;
 
-  static constexpr bool kLse = mistral_7b_decode_sliding_window_sm90a::kLse;
-  static constexpr bool kSinks = mistral_7b_decode_sliding_window_sm90a::kSinks;
+  static constexpr bool kLse = header::kLse;
+  static constexpr bool kSinks = header::kSinks;
 };
 
 using Traits = kgen::sm90a::ForwardTraits<Config>;
@@ -110,7 +113,8 @@ struct CombineParams {
 };
 
 // The combine: one CTA per (kv head, batch) (decode/cuda/combine.cuh).
-__global__ void __launch_bounds__(128, 1) combine_kernel(CUTE_GRID_CONSTANT CombineParams const params) {
+__global__ void __launch_bounds__(128, 1)
+    combine_kernel(CUTE_GRID_CONSTANT CombineParams const params) {
   kgen::cuda::combine_splits<Config>(params);
 }
 
@@ -120,12 +124,15 @@ Result failure(Status status, const char* message, cudaError_t error = cudaSucce
 
 // The combine's pointers, checked.
 Result check_combine(const Arguments& args) {
-  if (Config::kSplits == 1) return failure(Status::kInvalidArgument, "an unsplit kernel has no combine");
+  if (Config::kSplits == 1)
+    return failure(Status::kInvalidArgument, "an unsplit kernel has no combine");
   if (!args.out_s || !args.lse_s || !args.out || !kgen::cuda::aligned(args.out_s, 8) ||
       !kgen::cuda::aligned(args.lse_s, 4) || !kgen::cuda::aligned(args.out, 4))
-    return failure(Status::kInvalidArgument, "out_s, lse_s and out must be aligned device pointers, not null");
+    return failure(Status::kInvalidArgument,
+                   "out_s, lse_s and out must be aligned device pointers, not null");
   if ((Config::kLse && !args.lse) || (Config::kSinks && !args.sinks))
-    return failure(Status::kInvalidArgument, "this kernel needs lse and sinks where its spec has them");
+    return failure(Status::kInvalidArgument,
+                   "this kernel needs lse and sinks where its spec has them");
   return Result{Status::kSuccess, "success", cudaSuccess};
 }
 
@@ -135,7 +142,8 @@ Result check_combine(const Arguments& args) {
 Result launch_combine(const Arguments& args, cudaStream_t stream) {
   const Result checked = check_combine(args);
   if (!checked) return checked;
-  const CombineParams params{args.out_s, args.lse_s, args.sinks, static_cast<Config::Element*>(args.out), args.lse};
+  const CombineParams params{args.out_s, args.lse_s, args.sinks,
+                             static_cast<Config::Element*>(args.out), args.lse};
   combine_kernel<<<dim3(kKvHeads, kBatch, 1), 128, 0, stream>>>(params);
   const cudaError_t error = cudaGetLastError();
   if (error != cudaSuccess) return failure(Status::kCudaError, "the combine launch failed", error);
@@ -146,30 +154,38 @@ Result launch_combine(const Arguments& args, cudaStream_t stream) {
 Result launch(const Arguments& args, cudaStream_t stream) {
   using kgen::cuda::aligned;
   if (!args.q || !args.k || !args.v || !args.kv_lens || !args.out)
-    return failure(Status::kInvalidArgument, "q, k, v, kv_lens and out must be device pointers, not null");
-  if (!aligned(args.q, 16) || !aligned(args.k, 16) || !aligned(args.v, 16) || !aligned(args.out, 16))
-    return failure(Status::kInvalidArgument, "q, k, v and out must be 16-byte aligned (TMA, 16-byte loads)");
+    return failure(Status::kInvalidArgument,
+                   "q, k, v, kv_lens and out must be device pointers, not null");
+  if (!aligned(args.q, 16) || !aligned(args.k, 16) || !aligned(args.v, 16) ||
+      !aligned(args.out, 16))
+    return failure(Status::kInvalidArgument,
+                   "q, k, v and out must be 16-byte aligned (TMA, 16-byte loads)");
   if (Config::kPageSize > 0 && !args.page_table)
     return failure(Status::kInvalidArgument, "a paged kernel needs page_table");
   if (Config::kSplits > 1) {
     const Result checked = check_combine(args);
     if (!checked) return checked;
   } else if ((Config::kLse && !args.lse) || (Config::kSinks && !args.sinks)) {
-    return failure(Status::kInvalidArgument, "this kernel needs lse and sinks where its spec has them");
+    return failure(Status::kInvalidArgument,
+                   "this kernel needs lse and sinks where its spec has them");
   }
 
   kgen::cuda::DeviceFacts device;
   cudaError_t error = kgen::cuda::query_current_device(device);
-  if (error != cudaSuccess) return failure(Status::kCudaError, "querying the current device failed", error);
+  if (error != cudaSuccess)
+    return failure(Status::kCudaError, "querying the current device failed", error);
   if (device.major != 9 || device.minor != 0)
     return failure(Status::kUnsupportedDevice,
-                   "this kernel is built for sm_90a (H100/H200); the current device is not compute capability 9.0");
+                   "this kernel is built for sm_90a (H100/H200); the current device is not compute "
+                   "capability 9.0");
   if (device.shared_optin < Traits::kSharedBytes)
     return failure(Status::kUnsupportedDevice,
                    "the current device offers less shared memory per block than this kernel needs");
-  error = cudaFuncSetAttribute(decode_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSharedBytes);
+  error = cudaFuncSetAttribute(decode_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               Traits::kSharedBytes);
   if (error != cudaSuccess)
-    return failure(Status::kCudaError, "cudaFuncSetAttribute (dynamic shared memory) failed", error);
+    return failure(Status::kCudaError, "cudaFuncSetAttribute (dynamic shared memory) failed",
+                   error);
 
   Params params{};
   params.tma = kgen::sm90a::DecodeTma<Config, Traits>::make(args.k, args.v);
