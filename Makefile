@@ -47,8 +47,9 @@ format-check: build
 audit: build
 	$(KGEN) audit $(SPEC)
 
-# The slowest whole-kernel runs (NVIDIA's larger CUTLASS examples on ptxemu) carry the ctest
-# label verify_only: make verify runs them.
+# The slowest whole-kernel runs (NVIDIA's larger CUTLASS examples on ptxemu, and the tpu kernels
+# of specs/ on the CPU, which make verify also records in receipts) carry the ctest label
+# verify_only: make verify runs them.
 # PyTorch's environment (.venv-torch, ~3 GB from PyPI) downloads in the background meanwhile;
 # the python tests run last and wait for it (tests/torch/CMakeLists.txt).
 test: deps
