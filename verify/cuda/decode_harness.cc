@@ -84,6 +84,7 @@ int run_decode_harness(const Spec& spec, const DecodeKernelFacts& facts, const D
   const Shape& s = spec.shape;
   const uint64_t seed = options.seed;
   const int64_t kv_heads = options.kv_heads > 0 ? std::min(options.kv_heads, s.kv_heads) : s.kv_heads;
+  const std::vector<int32_t> lengths = decode_length_cases(spec, decode_length_edges(spec, facts.block_kv));
   std::size_t guard_damage = 0;
   double combine_out_error = -1, combine_lse_error = -1;
   const Tolerance tolerance = tolerance_for(spec.dtype);
@@ -94,7 +95,6 @@ int run_decode_harness(const Spec& spec, const DecodeKernelFacts& facts, const D
   try {
     cudaStream_t stream = nullptr;
     check(cudaStreamCreate(&stream), "cudaStreamCreate");
-    const std::vector<int32_t> lengths = decode_length_cases(spec, decode_length_edges(spec, facts.block_kv));
     const int64_t cases = static_cast<int64_t>(lengths.size());
     const int64_t runs = (cases + s.batch - 1) / s.batch;
     std::printf("%s: %lld kv_lens cases over %lld run(s) of %lld sequence(s), %lld split(s), seed %llu; rows of kv "
@@ -215,7 +215,6 @@ int run_decode_harness(const Spec& spec, const DecodeKernelFacts& facts, const D
   const bool pass = worst.passed && !failed;
   std::printf("%s\n", pass ? "PASS" : "FAIL");
   if (!options.receipt_path.empty()) {
-    const std::vector<int32_t> lengths = decode_length_cases(spec, decode_length_edges(spec, facts.block_kv));
     Json receipt = {{"spec", spec.source},
                     {"kernel", kernel_symbol(spec.name, "sm90a")},
                     {"command", options.command},

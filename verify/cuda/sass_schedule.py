@@ -257,10 +257,10 @@ def softmax_exponentials(instructions):
     return sum(i.is_("MUFU.EX2") for i in instructions) - sum(i.is_("MUFU.RCP") for i in instructions)
 
 
-def strongly_connected(nodes, successors):
-    """Kosaraju: {"of": node -> component id, id: [nodes]}."""
+def postorder(roots, successors):
+    """Depth-first post-order of everything reachable from `roots` (in their order), iterative."""
     order, seen = [], set()
-    for root in sorted(nodes):
+    for root in roots:
         if root in seen:
             continue
         stack = [(root, iter(successors(root)))]
@@ -274,6 +274,12 @@ def strongly_connected(nodes, successors):
             else:
                 seen.add(nxt)
                 stack.append((nxt, iter(successors(nxt))))
+    return order
+
+
+def strongly_connected(nodes, successors):
+    """Kosaraju: {"of": node -> component id, id: [nodes]}."""
+    order = postorder(sorted(nodes), successors)
     reverse = {n: [] for n in nodes}
     for n in nodes:
         for s in successors(n):
@@ -303,25 +309,7 @@ def topological(component, nodes, successors):
         for s in successors(n):
             if s in component["of"] and component["of"][s] != component["of"][n]:
                 edges[component["of"][n]].add(component["of"][s])
-    order, seen = [], set()
-
-    def visit(c):
-        stack = [(c, iter(sorted(edges[c])))]
-        seen.add(c)
-        while stack:
-            node, it = stack[-1]
-            nxt = next((s for s in it if s not in seen), None)
-            if nxt is None:
-                stack.pop()
-                order.append(node)
-            else:
-                seen.add(nxt)
-                stack.append((nxt, iter(sorted(edges[nxt]))))
-
-    for c in sorted(edges):
-        if c not in seen:
-            visit(c)
-    return list(reversed(order))
+    return list(reversed(postorder(sorted(edges), lambda c: sorted(edges[c]))))
 
 
 def tma_groups(flow):
