@@ -74,7 +74,14 @@ std::optional<TilingViolation> check_pass_tiles(const Spec& spec, const Target& 
                                                 const TileChoice& tiles) {
   const Spec copy = with_tiles(spec, target, pass, tiles);
   if (pass == TilePass::kBackward) return target.check_backward_tiling(copy, target.backward_tiling(copy));
-  return target.check_tiling(copy, target.tiling(copy));
+  std::optional<TilingViolation> refused = target.check_tiling(copy, target.tiling(copy));
+  // A decode tiling the target writes no kernel for (kgen gen notes it and writes the other
+  // targets') has nothing to measure and is no choice for "auto".
+  if (!refused && pass == TilePass::kDecode)
+    if (std::optional<std::string> why = target.decode_unsupported(copy))
+      refused = TilingViolation{std::string("targets.") + target.name(), describe_tiles(tiles),
+                                "a tiling it generates a decode kernel for: " + *why};
+  return refused;
 }
 
 Candidates legal_tilings(const Spec& spec, const Target& target, TilePass pass, const TuningSpace& space,

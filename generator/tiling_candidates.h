@@ -23,7 +23,8 @@ std::vector<int64_t> powers_of_two(int64_t lo, int64_t hi);
 std::vector<TileChoice> tiling_combinations(const TuningSpace& space, const TileChoice& fixed);
 
 // kgen gen's verdict on `spec` with `tiles` written into pass `pass`: check_tiling for the
-// forward and decode tiles, check_backward_tiling for the backward's.
+// forward and decode tiles, check_backward_tiling for the backward's; a decode tiling the
+// target generates no kernel for (Target::decode_unsupported) is refused too.
 std::optional<TilingViolation> check_pass_tiles(const Spec& spec, const Target& target, TilePass pass,
                                                 const TileChoice& tiles);
 

@@ -61,5 +61,38 @@ class BlockPlanItems(unittest.TestCase):
     self.assertEqual(tm.forward_items(per_head), [1, 2, 1, 1])
 
 
+class Decode(unittest.TestCase):
+  # llama3_8b_decode's shape: 4 sequences x 8 kv heads, a q tile of 4 rows, d 128, bf16, 32k positions.
+  BASE = {"registers": 255, "threads": 256, "smem_bytes": 100 * 1024, "d": 128, "dv": 128, "dtype_bytes": 2,
+          "rows": 4}
+  # One block of 128 positions: its K and V bytes at the SM's share of HBM (more than its matmuls'
+  # 2 x 64 x 128 x 256 / 4096 = 1,024 cycles and its 512 cycles of exponentials).
+  BLOCK = 128 * 256 * 2 / (3.35e12 / 1.83e9 / 132) + tm.HANDOFF_CYCLES
+
+  def facts(self, splits, rows=4, q_tiles=1):
+    return dict(self.BASE, block_kv=128, kv_blocks=256, splits=splits, ctas=32 * splits * q_tiles, rows=rows)
+
+  def combine(self, partial_rows):
+    return tm.LAUNCH_CYCLES + 2 * partial_rows * 129 * 4 / H100["hbm_bytes_per_cycle"]
+
+  def test_unsplit_one_wave_walks_every_block(self):
+    out = tm.decode_cost(H100, self.facts(1))
+    self.assertEqual(out["tile_cycles"], round(self.BLOCK))
+    self.assertAlmostEqual(out["cost"], (256 + 1) * self.BLOCK)  # 32 CTAs, no combine
+
+  def test_splits_fill_the_chip_and_pay_a_combine(self):
+    # 4 splits: 128 CTAs of 64 blocks, one wave; the combine reads 128 x 4 partial rows.
+    self.assertAlmostEqual(tm.decode_cost(H100, self.facts(4))["cost"], 65 * self.BLOCK + self.combine(128 * 4))
+    # 8 splits: 256 CTAs on 132 SMs, two waves of 32 blocks each.
+    self.assertAlmostEqual(tm.decode_cost(H100, self.facts(8))["cost"], 2 * 33 * self.BLOCK + self.combine(256 * 4))
+    costs = [tm.decode_cost(H100, self.facts(s))["cost"] for s in (1, 2, 4, 8)]
+    self.assertEqual(min(range(4), key=costs.__getitem__), 2)  # 4 splits: the most SMs in one wave
+
+  def test_a_q_tile_past_64_rows_is_another_cta_not_more_partial_rows(self):
+    # 128 rows: two q tiles per (sequence, kv head, split), each with 64 of the rows.
+    out = tm.decode_cost(H100, self.facts(2, rows=128, q_tiles=2))
+    self.assertAlmostEqual(out["cost"], 129 * self.BLOCK + self.combine(64 * 128))
+
+
 if __name__ == "__main__":
   unittest.main()

@@ -93,6 +93,25 @@ TEST(LegalTilings, ExactlyTheCombinationsKgenGensChecksAccept) {
   EXPECT_NE(kgen::candidates_digest(fewer), kgen::candidates_digest(candidates.legal));
 }
 
+TEST(LegalTilings, ADecodeTilingTheTargetWritesNoKernelForIsNoCandidate) {
+  // sm90a's decode consumer holds a block of 256 positions at head_dim 128 in about 288
+  // registers, above its 256: kgen gen writes no sm90a kernel for it (a note), so there is
+  // nothing to measure and "auto" must not take it. 128 and below are candidates.
+  const kgen::Spec spec = kgen::parse_spec(R"({"name": "decode_case", "kind": "attention_decode",
+    "shape": {"batch": 2, "q_heads": 8, "kv_heads": 2, "q_len": 1, "kv_len": 4096, "head_dim": 128},
+    "dtype": "bfloat16", "targets": {"sm90a": {"block_kv": 128}}})", ".");
+  const kgen::Target& sm90a = *kgen::find_target("sm90a");
+  const kgen::Candidates candidates =
+      kgen::legal_tilings(spec, sm90a, TilePass::kDecode, *sm90a.tuning_space(spec, TilePass::kDecode), {});
+  ASSERT_FALSE(candidates.legal.empty());
+  for (const TileChoice& tiles : candidates.legal) EXPECT_LE(tiles.at("block_kv"), 128) << kgen::describe_tiles(tiles);
+  const std::optional<kgen::TilingViolation> refused =
+      kgen::check_pass_tiles(spec, sm90a, TilePass::kDecode, {{"block_kv", 256}, {"splits", 2}});
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->path, "targets.sm90a");
+  EXPECT_NE(refused->expected.find("registers per consumer thread"), std::string::npos) << refused->expected;
+}
+
 // --- Tables.
 
 class TuningTables : public ::testing::Test {

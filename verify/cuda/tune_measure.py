@@ -25,7 +25,15 @@ The model, in SM cycles of one kernel run (constants in DEVICES, assumptions in 
     items in the same order), and the kernel takes as long as the busiest slot.
 It leaves out memory traffic, latency the pipeline does not hide and instruction issue: it
 ranks tilings by tensor-core work, masked waste and wave quantization, not by how well a
-tiling's code runs. The ptxemu instruction counts of a candidate are not measured (a column
+tiling's code runs.
+
+A decode kernel (sm90a) reads far more than it computes, so its model adds the memory: each kv
+block costs the larger of its K and V bytes at the SM's share of the chip's HBM bandwidth, its
+matmuls (the q tile padded to the wgmma's 64 rows) and its exponentials, plus the handoff; each
+CTA (a split of one q tile of one kv head of one sequence, from kgen's decode plan, every
+sequence at the cache's full length) walks its split's blocks plus one block's worth of fixed
+cost, as kgen's own split rule counts it; a split kernel adds its combine, a second launch
+reading the partials. The ptxemu instruction counts of a candidate are not measured (a column
 left empty: emulating every candidate costs minutes each); measured GPU time is a column that
 stays empty until a GPU exists.
 """
@@ -55,15 +63,24 @@ COLUMNS = [["registers", "registers"], ["ctas_per_sm", "CTAs/SM"], ["tile_cycles
 
 # Per SM: dense 16-bit tensor-core FLOPs a cycle (the part's dense bf16 peak over its SMs and
 # boost clock), MUFU exponentials a cycle, shared memory a CTA may use, the register file.
+# Per chip: HBM bytes a cycle (the part's bandwidth over its boost clock: 3.35 TB/s, 8 TB/s).
 DEVICES = {
     "sm90a": {"part": "H100 SXM", "sms": 132, "flops_per_cycle": 4096, "exp_per_cycle": 16,
-              "smem_bytes": 227 * 1024, "registers": 65536, "clock_hz": 1.83e9},
+              "smem_bytes": 227 * 1024, "registers": 65536, "clock_hz": 1.83e9,
+              "hbm_bytes_per_cycle": 3.35e12 / 1.83e9},
     "sm100a": {"part": "B200", "sms": 148, "flops_per_cycle": 8192, "exp_per_cycle": 16,
-               "smem_bytes": 227 * 1024, "registers": 65536, "clock_hz": 1.85e9},
+               "smem_bytes": 227 * 1024, "registers": 65536, "clock_hz": 1.85e9,
+               "hbm_bytes_per_cycle": 8e12 / 1.85e9},
 }
 # Cycles a tile pays beyond its units' work: the barrier handoff between the producer and the
 # consumers and the softmax's row reductions (an assumption; the same for every tiling).
 HANDOFF_CYCLES = 64
+DTYPE_BYTES = {"bfloat16": 2, "float16": 2}
+# Cycles of a kernel launch beyond its work (the launch and the last wave's tail: about 2 us;
+# an assumption), paid by a split decode's combine.
+LAUNCH_CYCLES = 4000
+# The rows of a wgmma tile: a decode CTA's q tile is padded to them.
+WGMMA_ROWS = 64
 # Matmul FLOPs per (query, key) pair of a tile, over 2: the forward's q kᵀ and p v; the
 # backward's q kᵀ, do vᵀ, pᵀ do, dsᵀ q and ds k.
 PASS_FLOPS = {"forward": lambda d, dv: d + dv, "backward": lambda d, dv: 3 * d + 2 * dv}
@@ -142,6 +159,31 @@ def model_cost(device: dict, facts: dict) -> dict:
           "tensor_share": round(tile["tensor"] / tile["cycles"], 3)}
 
 
+def decode_cost(device: dict, facts: dict) -> dict:
+  """facts: registers, threads, smem_bytes, block_kv, d, dv, dtype_bytes, kv_blocks (per
+  sequence), splits, ctas (the decode grid's), rows (q rows of a tile)."""
+  ctas = ctas_per_sm(device, facts["registers"], facts["threads"], facts["smem_bytes"])
+  if ctas < 1:
+    raise ValueError(f"no CTA fits an SM ({facts['registers']} registers x {facts['threads']} threads, "
+                     f"{facts['smem_bytes']} bytes of shared memory)")
+  width = facts["d"] + facts["dv"]
+  load = facts["block_kv"] * width * facts["dtype_bytes"] / (device["hbm_bytes_per_cycle"] / device["sms"])
+  mma = 2.0 * WGMMA_ROWS * facts["block_kv"] * width / device["flops_per_cycle"]
+  exp = WGMMA_ROWS * facts["block_kv"] / device["exp_per_cycle"]
+  block = max(load, mma, exp) + HANDOFF_CYCLES
+  blocks = -(-facts["kv_blocks"] // facts["splits"])
+  # Co-resident CTAs share the SM's HBM share and units: each block takes `ctas` times as long.
+  cycles = makespan([blocks + 1] * facts["ctas"], device["sms"] * ctas, block * ctas)
+  combine = 0.0
+  if facts["splits"] > 1:
+    # out_s and lse_s in f32: every row of every split, written once and read once.
+    q_tiles = -(-facts["rows"] // WGMMA_ROWS)
+    partials = 2 * (facts["ctas"] // q_tiles) * facts["rows"] * (facts["dv"] + 1) * 4
+    combine = LAUNCH_CYCLES + partials / device["hbm_bytes_per_cycle"]
+  return {"cost": cycles + combine, "ctas_per_sm": ctas, "tile_cycles": round(block),
+          "tensor_share": round(mma / block, 3)}
+
+
 # ---------------------------------------------------------------------------------------
 # One candidate
 
@@ -159,8 +201,6 @@ def measure(job: dict) -> dict:
     spec = json.load(open(job["spec"], encoding="utf-8"))
     name = spec["name"]
     backward = job["pass"] == "backward"
-    if job["pass"] == "decode":
-      return {"id": job["id"], "error": f"the {target} measurer has no cost model for decode kernels yet (docs/tuning.md)"}
     kernel = os.path.join(job["generated"], name, f"{name}.{target}{'.backward' if backward else ''}.cu")
     source = open(kernel, encoding="utf-8").read()
     threads = int(re.search(r"kThreads = (\d+);", source).group(1))
@@ -179,9 +219,20 @@ def measure(job: dict) -> dict:
       found = json.load(open(report, encoding="utf-8"))
       sass, mma = sass_counts(t["cuobjdump"], obj, r"\bHGMMA\b" if target == "sm90a" else r"\bUTC\w*MMA\b")
     tiles = spec["targets"][target]
+    shape = spec["shape"]
+    if job["pass"] == "decode":
+      plan = json.loads(subprocess.run([job["kgen"], "plan", job["spec"], "--target", target],
+                                       capture_output=True, text=True, check=True).stdout)
+      facts = {"registers": found["registers"], "threads": threads, "smem_bytes": job.get("memory_bytes", 0),
+               "block_kv": plan["block_kv"], "d": shape["head_dim"], "dv": shape.get("head_dim_v", shape["head_dim"]),
+               "dtype_bytes": DTYPE_BYTES[spec["dtype"]], "kv_blocks": plan["kv_blocks"], "splits": plan["splits"],
+               "ctas": plan["grid"][0] * plan["grid"][1] * plan["grid"][2], "rows": plan["q_tile_rows"]}
+      out = decode_cost(device, facts)
+      columns = {k: out[k] for k in ("ctas_per_sm", "tile_cycles", "tensor_share")}
+      columns.update(registers=found["registers"], sass=sass, mma_sass=mma, emulated_instructions=None)
+      return {"id": job["id"], "cost": out["cost"], "columns": columns, "gpu_time_s": None}
     if backward:
       tiles = tiles["backward"]
-    shape = spec["shape"]
     d = shape["head_dim"]
     dv = shape.get("head_dim_v", d)
     if backward:
