@@ -116,12 +116,13 @@ def kgen_spec(generation: str, block_kv: int, page_size: int) -> dict:
 
 
 # The per-block conditions of the generated kernel (templates/tpu/decode/kernel.mlir.tmpl),
-# made constants in the measured variant.
+# made constants in the measured variant (a block needing no mask: causal, or inside a window).
 STEADY = {r"%more = arith\.cmpi slt, %step_next, %blocks : i32": "%more = arith.constant true",
-          r"%full = arith\.cmpi sle, %block_last, %first_token : i32": "%full = arith.constant true"}
+          r"%full = arith\.(?:cmpi sle, %block_last, %first_token : i32|andi %before_tokens, %in_windows : i1)":
+              "%full = arith.constant true"}
 # A program after the first on one TensorCore: its first block was started by the one before.
 LATER_PROGRAM = {r"%own_first = arith\.andi %any_block, %not_prefetched : i1": "%own_first = arith.constant false",
-                 r"%first_program = arith\.cmpi eq, %program_bg, %c0_i32 : i32": "%first_program = arith.constant false"}
+                 r"%first_program = arith\.cmpi eq, %program_bgs?, %c0_i32 : i32": "%first_program = arith.constant false"}
 
 
 def variant(text: str, constants: dict, path: str) -> str:
@@ -135,29 +136,53 @@ def variant(text: str, constants: dict, path: str) -> str:
   return path
 
 
-def kgen_costs(kgen: str, generation: str, block_kv: int, page_size: int, device, dump: str, work: str) -> dict:
+def kernel_costs(module: str, block_kv: int, page_size: int, compile_fn, work: str) -> dict:
+  """Per kv block and per program of kgen's decode kernel `module` (a <name>.tpu.mlir beside
+  its operands file), from the listings of two variants of it written under `work`;
+  compile_fn(callable, args) compiles one and returns its Listing."""
   import check_real_mosaic as crm  # pylint: disable=import-outside-toplevel
   import tpu_deviceless_compile as tdc  # pylint: disable=import-outside-toplevel
+  text = open(module, encoding="utf-8").read()
+  operands = crm.load_operands(module.replace(".mlir", ".operands.json"))
+  stem = os.path.join(work, os.path.basename(module).replace(".tpu.mlir", ""))
+
+  def listing_of(path):
+    kernel, args = tdc.kernel_callable(path, operands, None)
+    return compile_fn(lambda *a: kernel(*a), args)
+
+  steady = listing_of(variant(text, STEADY, stem + "_steady.tpu.mlir"))
+  costs = {"block": block_and_program(steady)["block"], "mxus": steady.capacity.get("MXU")}
+  # Per program: the grid loop outside the block loop of a program after the first (the last
+  # block issues the next program's copies instead of a next block's: in the block loop).
+  later = listing_of(variant(text, LATER_PROGRAM, stem + "_later.tpu.mlir"))
+  costs["program"] = block_and_program(later)["program"]
+  costs["dmas_per_page"] = costs["block"]["dmas"] / (2 * max(1, block_kv // page_size))
+  return costs
+
+
+def kgen_costs(kgen: str, generation: str, block_kv: int, page_size: int, device, dump: str, work: str) -> dict:
   spec_path = os.path.join(work, f"decode_bench_{generation}.json")
   with open(spec_path, "w", encoding="utf-8") as f:
     json.dump(kgen_spec(generation, block_kv, page_size), f)
   subprocess.run([kgen, "gen", spec_path, "--out", work], check=True, capture_output=True)
-  module = os.path.join(work, "decode_bench", "decode_bench.tpu.mlir")
-  text = open(module, encoding="utf-8").read()
-  operands = crm.load_operands(module.replace(".mlir", ".operands.json"))
+  return kernel_costs(os.path.join(work, "decode_bench", "decode_bench.tpu.mlir"), block_kv, page_size,
+                      lambda fn, args: compile_listing(device, fn, args, dump), work)
 
-  def listing_of(path):
-    kernel, args = tdc.kernel_callable(path, operands, None)
-    return compile_listing(device, lambda *a: kernel(*a), args, dump)
 
-  steady = listing_of(variant(text, STEADY, os.path.join(work, "decode_bench_steady.tpu.mlir")))
-  costs = {"block": block_and_program(steady)["block"], "mxus": steady.capacity.get("MXU")}
-  # Per program: the grid loop outside the block loop of a program after the first (the last
-  # block issues the next program's copies instead of a next block's: in the block loop).
-  later = listing_of(variant(text, LATER_PROGRAM, os.path.join(work, "decode_bench_later.tpu.mlir")))
-  costs["program"] = block_and_program(later)["program"]
-  costs["dmas_per_page"] = costs["block"]["dmas"] / (2 * (block_kv // page_size))
-  return costs
+def clock_hz(generation: str, mxus: int) -> float:
+  """The clock bench/tpu_static_cost.py derives from the generation's peak and its MXUs."""
+  import tpu_static_cost as t  # pylint: disable=import-outside-toplevel
+  g = t.GENERATIONS[generation]
+  return g["peak_flops"] / (mxus * g["mxu_width"] ** 2 * 2)
+
+
+def pipelined_cycles(costs: dict, block_bytes: float, bytes_per_cycle: float, programs: int, blocks: int) -> float:
+  """One kernel run on one TensorCore, in cycles: the first block's copy exposed, each program's
+  bundles outside the block loop, each block the larger of its copy and its bundles (the
+  kernel starts each program's first block during the program before's last)."""
+  copy = block_bytes / bytes_per_cycle
+  return (copy + programs * costs["program"]["bundles"] +
+          blocks * max(copy, costs["block"]["bundles"]))
 
 
 # ---------------------------------------------------------------------------------------
@@ -228,10 +253,10 @@ def modeled(costs: dict, kernel: str, generation: str, clock: float, batch: int,
   bundles = programs * per_program + blocks * per_block
   must_read = kv_bytes / bandwidth
   simple = max(must_read, bundles / clock)
-  block_copy = block_kv * 2 * HEAD_DIM * ELEMENT_BYTES / bandwidth
   # Every kernel here starts the next program's (or sequence's) first block during the current
   # one's last: only the very first copy is exposed; the rest overlap compute block by block.
-  pipelined = block_copy + programs * per_program / clock + blocks * max(block_copy, per_block / clock)
+  pipelined = pipelined_cycles(costs, block_kv * 2 * HEAD_DIM * ELEMENT_BYTES, bandwidth / clock, programs,
+                               blocks) / clock
   return {"batch": batch, "length": length, "bytes": kv_bytes, "bundles": bundles,
           "share": must_read / simple, "share_pipelined": must_read / pipelined}
 
@@ -260,9 +285,7 @@ def main(argv=None) -> int:
           "paged_attention": paged_attention_costs(generation, args.block_kv, args.page_size, device, os.path.join(dump, "jf")),
           "rpa": rpa_costs(generation, args.block_kv, args.page_size, device, os.path.join(dump, "jf")),
       }
-      mxus = kernels["kgen"]["mxus"]
-      g = t.GENERATIONS[generation]
-      clock = g["peak_flops"] / (mxus * g["mxu_width"] ** 2 * 2)
+      clock = clock_hz(generation, kernels["kgen"]["mxus"])
       budget = args.block_kv * 2 * HEAD_DIM * ELEMENT_BYTES / HBM_BYTES_PER_S[generation] * clock
       for name, costs in kernels.items():
         row = {"generation": generation, "kernel": name, "clock_hz": clock, "block_budget_bundles": budget,

@@ -9,8 +9,11 @@ tiling that kgen tune generated: its spec file with the tiles written in, and it
 under `generated`. The job's kernels are compiled deviceless for the spec's generation and
 walked along libtpu's bundle listing (bench/tpu_static_cost.py): the cost is the modeled
 bundles of the whole kernel run (outside the grid loop once, each grid step's path from the
-block plan, the pipeline's extra trips); for the backward, the dq and dkv kernels' sum.
-Nothing runs on a TPU. One answer line per job, as each finishes:
+block plan, the pipeline's extra trips); for the backward, the dq and dkv kernels' sum. A
+decode kernel reads far more than it computes: its cost is the pipelined model of
+bench/tpu_decode_cost.py at the spec's shape, in cycles, where a kv block costs the larger of its
+bundles and its copy at the generation's HBM bandwidth (every sequence at its full length), plus
+a split kernel's combine reading its partials. Nothing runs on a TPU. One answer line per job, as each finishes:
 {"id", "cost", "columns"} or {"id", "error"}. N worker processes compile side by side.
 """
 
@@ -28,14 +31,19 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "mosaic_dialect"))
+
+ELEMENT_BYTES = {"bfloat16": 2, "float16": 2}
 
 # What a cached measurement depends on beyond the candidate's own files (kgen tune hashes them).
-SOURCES = ["bench/tpu_static_cost.py", "bench/tpu_tune_measure.py",
+SOURCES = ["bench/tpu_static_cost.py", "bench/tpu_tune_measure.py", "bench/tpu_decode_cost.py",
            "tests/mosaic_dialect/tpu_deviceless_compile.py", "tests/mosaic_dialect/check_real_mosaic.py"]
 COLUMNS = {
     "forward": [["full_step", "full step"], ["floor_share", "MXU floor"], ["spills", "spill ld/st"]],
     "backward": [["dq", "dq"], ["dkv", "dkv"], ["dq_full_step", "dq step"], ["dkv_full_step", "dkv step"],
                  ["floor_share", "MXU floor"]],
+    "decode": [["block", "block"], ["program", "program"], ["dmas_per_page", "DMAs/page"],
+               ["spills", "spills/block"], ["hbm_share", "HBM share"]],
 }
 
 
@@ -48,7 +56,8 @@ def describe() -> dict:
       tools[package] = "missing"
   return {"measured_by": "libtpu's static bundle listing walked per grid step (bench/tpu_static_cost.py; "
                          "deviceless, nothing runs on a TPU)",
-          "cost_unit": "modeled bundles per kernel run",
+          "cost_unit": "modeled bundles per kernel run (decode: cycles, a kv block the larger of its bundles "
+                       "and its copy)",
           "tools": tools, "sources": SOURCES, "columns": COLUMNS}
 
 
@@ -73,8 +82,7 @@ def measure(job: dict) -> dict:
   """One kgen candidate: its cost and the columns kgen tune prints beside it."""
   try:
     if job["pass"] == "decode":
-      return {"id": job["id"], "error": "no tpu decode kernel to measure yet (bench/tpu_static_cost.py "
-                                        "walks forward, dq and dkv kernels)"}
+      return measure_decode(job)
     kernels = ["forward"] if job["pass"] == "forward" else ["dq", "dkv"]
     rows = {k: _SESSION.kgen(job["spec"], job["generated"], k) for k in kernels}
     full = {k: r["bundles_per_step"]["full"] for k, r in rows.items()}
@@ -89,6 +97,55 @@ def measure(job: dict) -> dict:
     return {"id": job["id"], "cost": sum(r["modeled_bundles"] for r in rows.values()), "columns": columns}
   except Exception as error:  # pylint: disable=broad-except
     return _error(job, error)
+
+
+def measure_decode(job: dict) -> dict:
+  """One kgen decode candidate: bench/tpu_decode_cost.py's per-block and per-program bundles of
+  its kernel, priced at the spec's shape by the pipelined model."""
+  import subprocess  # pylint: disable=import-outside-toplevel
+  import tpu_decode_cost as dc  # pylint: disable=import-outside-toplevel
+  spec = json.load(open(job["spec"], encoding="utf-8"))
+  gen = spec["targets"]["tpu"].get("generation", "v5e")
+  shape = spec["shape"]
+  plan = json.loads(subprocess.run([job["kgen"], "plan", job["spec"], "--target", "tpu"],
+                                   check=True, capture_output=True, text=True).stdout)
+  name = spec["name"]
+  module = os.path.join(job["generated"], name, f"{name}.tpu.mlir")
+  page_size = plan["page_size"] or plan["block_kv"]
+  listed = []
+
+  def compile_fn(fn, args):
+    import jax  # pylint: disable=import-outside-toplevel
+    import tpu_static_cost as cost  # pylint: disable=import-outside-toplevel
+    device = _SESSION.device(gen)
+
+    def run():
+      with jax.default_device(device):
+        cost.compile_on(device, fn, args)
+
+    listing, files = _SESSION.new_listing(run)
+    listed.append(files)
+    return listing
+
+  with tempfile.TemporaryDirectory(prefix="kgen_tune_decode_") as work:
+    costs = dc.kernel_costs(module, plan["block_kv"], page_size, compile_fn, work)
+  for files in listed:
+    _SESSION.forget(files)
+  clock = dc.clock_hz(gen, costs["mxus"])
+  bytes_per_cycle = dc.HBM_BYTES_PER_S[gen] / clock
+  d, dv = shape["head_dim"], shape.get("head_dim_v", shape["head_dim"])
+  block_bytes = plan["block_kv"] * (d + dv) * ELEMENT_BYTES[spec["dtype"]]
+  programs = plan["grid"][0] * plan["grid"][1] * plan["grid"][2]
+  blocks = programs * -(-plan["kv_blocks"] // plan["splits"])
+  cycles = dc.pipelined_cycles(costs, block_bytes, bytes_per_cycle, programs, blocks)
+  if plan["splits"] > 1:  # the combine reads each split's f32 out and lse rows once
+    rows = programs * plan["q_tile_rows"]
+    cycles += rows * (dv + 1) * 4 / bytes_per_cycle
+  must_read = blocks * block_bytes / bytes_per_cycle
+  columns = {"block": costs["block"]["bundles"], "program": costs["program"]["bundles"],
+             "dmas_per_page": round(costs["dmas_per_page"], 2), "spills": costs["block"]["spills"],
+             "hbm_share": round(must_read / cycles, 3)}
+  return {"id": job["id"], "cost": round(cycles), "columns": columns}
 
 
 def measure_splash(job: dict) -> dict:
