@@ -12,7 +12,8 @@ bundles of the whole kernel run (outside the grid loop once, each grid step's pa
 block plan, the pipeline's extra trips); for the backward, the dq and dkv kernels' sum. A
 decode kernel reads far more than it computes: its cost is the pipelined model of
 bench/tpu_decode_cost.py at the spec's shape, in cycles, where a kv block costs the larger of its
-bundles and its copy at the generation's HBM bandwidth (every sequence at its full length), plus
+bundles and its copy (an assumed start of 500 ns, then its bytes at the generation's HBM
+bandwidth; every sequence at its full length), plus
 a split kernel's combine reading its partials. Nothing runs on a TPU. One answer line per job, as each finishes:
 {"id", "cost", "columns"} or {"id", "error"}. N worker processes compile side by side.
 """
@@ -137,7 +138,7 @@ def measure_decode(job: dict) -> dict:
   block_bytes = plan["block_kv"] * (d + dv) * ELEMENT_BYTES[spec["dtype"]]
   programs = plan["grid"][0] * plan["grid"][1] * plan["grid"][2]
   blocks = programs * -(-plan["kv_blocks"] // plan["splits"])
-  cycles = dc.pipelined_cycles(costs, block_bytes, bytes_per_cycle, programs, blocks)
+  cycles = dc.pipelined_cycles(costs, block_bytes, bytes_per_cycle, dc.DMA_START_S * clock, programs, blocks)
   if plan["splits"] > 1:  # the combine reads each split's f32 out and lse rows once
     rows = programs * plan["q_tile_rows"]
     cycles += rows * (dv + 1) * 4 / bytes_per_cycle
