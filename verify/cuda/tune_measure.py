@@ -194,6 +194,37 @@ def sass_counts(cuobjdump: str, obj: str, mma_pattern: str) -> tuple[int, int]:
   return len(instructions), sum(1 for i in instructions if re.search(mma_pattern, i))
 
 
+def kgen_plan(job: dict) -> dict:
+  return json.loads(subprocess.run([job["kgen"], "plan", job["spec"], "--target", job["target"]],
+                                   capture_output=True, text=True, check=True).stdout)
+
+
+def tile_facts(job: dict, spec: dict) -> dict:
+  """model_cost's facts of a forward or backward candidate beyond its compile's."""
+  shape = spec["shape"]
+  tiles = spec["targets"][job["target"]]
+  if job["pass"] == "backward":
+    tiles = tiles["backward"]
+    # No block plan of the sm90a backward (kgen plan plans its forward only): the live tiles
+    # spread evenly over its items, one per kv block of each head.
+    items_count = shape.get("batch", 1) * shape["q_heads"] * (shape["kv_len"] // tiles["block_kv"])
+    per = job["live_tiles"] * shape.get("batch", 1) / max(1, items_count)
+    items = [per] * items_count
+  else:
+    items = forward_items(kgen_plan(job))
+  return {"block_q": tiles["block_q"], "block_kv": tiles["block_kv"], "d": shape["head_dim"],
+          "dv": shape.get("head_dim_v", shape["head_dim"]), "pass": job["pass"], "items": items}
+
+
+def decode_facts(job: dict, spec: dict) -> dict:
+  """decode_cost's facts of a decode candidate beyond its compile's, from kgen's decode plan."""
+  shape = spec["shape"]
+  plan = kgen_plan(job)
+  return {"block_kv": plan["block_kv"], "d": shape["head_dim"], "dv": shape.get("head_dim_v", shape["head_dim"]),
+          "dtype_bytes": DTYPE_BYTES[spec["dtype"]], "kv_blocks": plan["kv_blocks"], "splits": plan["splits"],
+          "ctas": plan["grid"][0] * plan["grid"][1] * plan["grid"][2], "rows": plan["q_tile_rows"]}
+
+
 def measure(job: dict) -> dict:
   try:
     target = job["target"]
@@ -218,37 +249,9 @@ def measure(job: dict) -> dict:
         return {"id": job["id"], "error": f"compile check failed: {why}"}
       found = json.load(open(report, encoding="utf-8"))
       sass, mma = sass_counts(t["cuobjdump"], obj, r"\bHGMMA\b" if target == "sm90a" else r"\bUTC\w*MMA\b")
-    tiles = spec["targets"][target]
-    shape = spec["shape"]
-    if job["pass"] == "decode":
-      plan = json.loads(subprocess.run([job["kgen"], "plan", job["spec"], "--target", target],
-                                       capture_output=True, text=True, check=True).stdout)
-      facts = {"registers": found["registers"], "threads": threads, "smem_bytes": job.get("memory_bytes", 0),
-               "block_kv": plan["block_kv"], "d": shape["head_dim"], "dv": shape.get("head_dim_v", shape["head_dim"]),
-               "dtype_bytes": DTYPE_BYTES[spec["dtype"]], "kv_blocks": plan["kv_blocks"], "splits": plan["splits"],
-               "ctas": plan["grid"][0] * plan["grid"][1] * plan["grid"][2], "rows": plan["q_tile_rows"]}
-      out = decode_cost(device, facts)
-      columns = {k: out[k] for k in ("ctas_per_sm", "tile_cycles", "tensor_share")}
-      columns.update(registers=found["registers"], sass=sass, mma_sass=mma, emulated_instructions=None)
-      return {"id": job["id"], "cost": out["cost"], "columns": columns, "gpu_time_s": None}
-    if backward:
-      tiles = tiles["backward"]
-    d = shape["head_dim"]
-    dv = shape.get("head_dim_v", d)
-    if backward:
-      # No block plan of the sm90a backward (kgen plan plans its forward only): the live tiles
-      # spread evenly over its items, one per kv block of each head.
-      items_count = shape.get("batch", 1) * shape["q_heads"] * (shape["kv_len"] // tiles["block_kv"])
-      per = job["live_tiles"] * shape.get("batch", 1) / max(1, items_count)
-      items = [per] * items_count
-    else:
-      plan = json.loads(subprocess.run([job["kgen"], "plan", job["spec"], "--target", target],
-                                       capture_output=True, text=True, check=True).stdout)
-      items = forward_items(plan)
-    facts = {"registers": found["registers"], "threads": threads, "smem_bytes": job.get("memory_bytes", 0),
-             "block_q": tiles["block_q"], "block_kv": tiles["block_kv"], "d": d, "dv": dv,
-             "pass": job["pass"], "items": items}
-    out = model_cost(device, facts)
+    common = {"registers": found["registers"], "threads": threads, "smem_bytes": job.get("memory_bytes", 0)}
+    out = decode_cost(device, dict(common, **decode_facts(job, spec))) if job["pass"] == "decode" else \
+        model_cost(device, dict(common, **tile_facts(job, spec)))
     columns = {k: out[k] for k in ("ctas_per_sm", "tile_cycles", "tensor_share")}
     columns.update(registers=found["registers"], sass=sass, mma_sass=mma, emulated_instructions=None)
     return {"id": job["id"], "cost": out["cost"], "columns": columns, "gpu_time_s": None}
