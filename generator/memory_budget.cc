@@ -58,7 +58,7 @@ MemoryBudget tpu_vmem_budget(const Spec& spec, const TpuTarget& target) {
   const int64_t bq = target.block_q, dv = spec.shape.head_dim_v;
   MemoryBudget budget = qkv_windows(spec, target);
   budget.items.push_back({"out block", kBuffers * bq * dv * dtype_bytes(spec.dtype)});
-  budget.items.push_back({"m, l scratch (lane-replicated)", 2 * bq * kTpuLanes * kF32});
+  budget.items.push_back({"m, l scratch (block_q x 128)", 2 * bq * kTpuLanes * kF32});
   budget.items.push_back({"acc scratch", bq * dv * kF32});
   budget.items.push_back({"s, p temporaries", 2 * bq * target.block_kv_compute * kF32});
   if (spec.lse) budget.items.push_back({"lse block", kBuffers * bq * kTpuLanes * kF32});

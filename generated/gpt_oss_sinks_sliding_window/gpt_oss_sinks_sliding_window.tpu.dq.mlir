@@ -86,8 +86,6 @@ module {
     %kv_block = memref.load %data_next[%mask_row, %q_idx, %step_idx] : memref<1x16x2xi32, #tpu.memory_space<smem>>
     %live = arith.cmpi ne, %tile, %c0_i32 : i32
     scf.if %live {
-      %q4 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
-      %q = vector.shape_cast %q4 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
       %dout4 = vector.load %dout_ref[%c0, %c0, %c0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
       %dout = vector.shape_cast %dout4 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
       %s_zero = arith.constant dense<0.000000e+00> : vector<256x256xf32>
@@ -117,7 +115,12 @@ module {
       %kv_offset_0 = arith.constant 0 : index
       %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
       %k_0 = vector.shape_cast %k4_0 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
-      %qk_0 = tpu.matmul %q, %k_0, %s_zero {
+      // q is loaded for each of its products rather than once per step: libtpu relayouts it for
+      // the MXU on every load anyway, and a q held across the step (or the partial/full branch) is
+      // spilled and reloaded.
+      %q4_0 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
+      %q_0 = vector.shape_cast %q4_0 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
+      %qk_0 = tpu.matmul %q_0, %k_0, %s_zero {
           dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
           transpose_lhs_hint = false} : vector<256x64xbf16>, vector<256x64xbf16>, vector<256x256xf32> -> vector<256x256xf32>
       // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.

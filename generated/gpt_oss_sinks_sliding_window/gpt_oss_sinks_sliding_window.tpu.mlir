@@ -56,12 +56,13 @@ module {
     %first_step = arith.cmpi eq, %kv_step, %c0_i32 : i32
     scf.if %first_step {
       // A sink is one extra logit with no value row: m starts at it (in base 2, as every
-      // logit the kernel keeps) and l at exp2(0) = 1.
+      // logit the kernel keeps) and l at exp2(0) = 1 (kept per lane: 2^-7 in each of l's 128
+      // partial sums, which add up to exactly 1).
       %sink = memref.load %sinks_ref[%c0, %h_idx] : memref<8x64xf32, #tpu.memory_space<smem>>
       %log2e = arith.constant 1.44269502e+00 : f32
       %sink_log2 = arith.mulf %sink, %log2e : f32
       %m_init = vector.broadcast %sink_log2 : f32 to vector<256x128xf32>
-      %l_init = arith.constant dense<1.000000e+00> : vector<256x128xf32>
+      %l_init = arith.constant dense<7.812500e-03> : vector<256x128xf32>
       %acc_init = arith.constant dense<0.000000e+00> : vector<256x64xf32>
       tpu.vector_store %m_scratch[%c0, %c0], %m_init {strides = array<i32>} : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>,
       tpu.vector_store %l_scratch[%c0, %c0], %l_init {strides = array<i32>} : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>,
@@ -72,12 +73,9 @@ module {
     %kv_block = memref.load %data_next[%mask_row, %q_idx, %step_idx] : memref<1x16x2xi32, #tpu.memory_space<smem>>
     %live = arith.cmpi ne, %tile, %c0_i32 : i32
     scf.if %live {
-      %q4 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
-      %q = vector.shape_cast %q4 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
       %s_zero = arith.constant dense<0.000000e+00> : vector<256x256xf32>
       %acc_zero = arith.constant dense<0.000000e+00> : vector<256x64xf32>
       %row_max_init = arith.constant dense<0xFF800000> : vector<256xf32>
-      %row_sum_init = arith.constant dense<0.000000e+00> : vector<256xf32>
       %scale_log2e = arith.constant dense<1.80336878e-01> : vector<256x256xf32>
       %mask_value_s = arith.constant dense<-2.38197633e+38> : vector<256x256xf32>
       %c_block_q_i32 = arith.constant 256 : i32
@@ -92,7 +90,12 @@ module {
       %kv_offset_0 = arith.constant 0 : index
       %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
       %k_0 = vector.shape_cast %k4_0 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
-      %qk_0 = tpu.matmul %q, %k_0, %s_zero {
+      // q is loaded for each of its products rather than once per step: libtpu relayouts it for
+      // the MXU on every load anyway, and a q held across the step (or the partial/full branch) is
+      // spilled and reloaded.
+      %q4_0 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
+      %q_0 = vector.shape_cast %q4_0 : vector<1x1x256x64xbf16> to vector<256x64xbf16>
+      %qk_0 = tpu.matmul %q_0, %k_0, %s_zero {
           dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
           transpose_lhs_hint = false} : vector<256x64xbf16>, vector<256x64xbf16>, vector<256x256xf32> -> vector<256x256xf32>
       // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
@@ -131,11 +134,16 @@ module {
       %s_shifted_0 = arith.subf %s_masked_0, %m_next_s_g0 : vector<256x256xf32>
       %p_0 = math.exp2 %s_shifted_0 : vector<256x256xf32>
 
-      %row_sum_g0 = vector.multi_reduction <add>, %p_0, %row_sum_init [1] : vector<256x256xf32> to vector<256xf32>
-      %row_sum_col_g0 = vector.shape_cast %row_sum_g0 : vector<256xf32> to vector<256x1xf32>
-      %row_sum_lanes_g0 = vector.broadcast %row_sum_col_g0 : vector<256x1xf32> to vector<256x128xf32>
+      // l holds per-lane partial sums (block_q, 128): the group's p is added up lane block by lane
+      // block, element-wise, and the sum across lanes waits for the last step (kernel.mlir.tmpl),
+      // once per q block instead of a row reduction and its broadcast on every step.
+      %p_lanes_0_g0 = vector.extract_strided_slice %p_0
+          {offsets = [0, 0], sizes = [256, 128], strides = [1, 1]} : vector<256x256xf32> to vector<256x128xf32>
+      %p_lanes_1_g0 = vector.extract_strided_slice %p_0
+          {offsets = [0, 128], sizes = [256, 128], strides = [1, 1]} : vector<256x256xf32> to vector<256x128xf32>
+      %p_lanes_sum_1_g0 = arith.addf %p_lanes_0_g0, %p_lanes_1_g0 : vector<256x128xf32>
       %l_scaled_g0 = arith.mulf %alpha_g0, %l_prev_g0 : vector<256x128xf32>
-      %l_next_g0 = arith.addf %l_scaled_g0, %row_sum_lanes_g0 : vector<256x128xf32>
+      %l_next_g0 = arith.addf %l_scaled_g0, %p_lanes_sum_1_g0 : vector<256x128xf32>
       tpu.vector_store %m_scratch[%c0, %c0], %m_next_g0 {strides = array<i32>} : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>,
       tpu.vector_store %l_scratch[%c0, %c0], %l_next_g0 {strides = array<i32>} : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>,
       %v4_0 = vector.load %v_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x256x64xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x64xbf16>
@@ -160,10 +168,15 @@ module {
     %c_last_step = arith.constant 1 : i32
     %last_step = arith.cmpi eq, %kv_step, %c_last_step : i32
     scf.if %last_step {
-      // m, l and 1/l stay lane-replicated; 1/l is 0 for a row that kept nothing, which
-      // makes its output 0.
+      // m and 1/l are lane-replicated; 1/l is 0 for a row that kept nothing, which makes its
+      // output 0.
       %m_final = vector.load %m_scratch[%c0, %c0] : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>
-      %l_final = vector.load %l_scratch[%c0, %c0] : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>
+      // l's per-lane partial sums (softmax.mlir.tmpl), summed across lanes once per q block.
+      %l_lanes = vector.load %l_scratch[%c0, %c0] : memref<256x128xf32, #tpu.memory_space<vmem>>, vector<256x128xf32>
+      %l_sum_init = arith.constant dense<0.000000e+00> : vector<256xf32>
+      %l_row = vector.multi_reduction <add>, %l_lanes, %l_sum_init [1] : vector<256x128xf32> to vector<256xf32>
+      %l_col = vector.shape_cast %l_row : vector<256xf32> to vector<256x1xf32>
+      %l_final = vector.broadcast %l_col : vector<256x1xf32> to vector<256x128xf32>
       %mask_value_lanes = arith.constant dense<-2.38197633e+38> : vector<256x128xf32>
       %kept_any = arith.cmpf one, %m_final, %mask_value_lanes : vector<256x128xf32>
       %one_lanes = arith.constant dense<1.000000e+00> : vector<256x128xf32>

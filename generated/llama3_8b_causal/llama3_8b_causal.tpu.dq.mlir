@@ -86,8 +86,6 @@ module {
       // branch (q, dout, lse, delta, the dq sum) would be spilled around it on every step.
       %is_partial = arith.cmpi eq, %tile, %c1_i32 : i32
       scf.if %is_partial {
-        %q4 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
-        %q = vector.shape_cast %q4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
         %dout4 = vector.load %dout_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
         %dout = vector.shape_cast %dout4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
         %s_zero = arith.constant dense<0.000000e+00> : vector<512x256xf32>
@@ -117,7 +115,12 @@ module {
         %kv_offset_0 = arith.constant 0 : index
         %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
         %k_0 = vector.shape_cast %k4_0 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
-        %qk_0 = tpu.matmul %q, %k_0, %s_zero {
+        // q is loaded for each of its products rather than once per step: libtpu relayouts it for
+        // the MXU on every load anyway, and a q held across the step (or the partial/full branch) is
+        // spilled and reloaded.
+        %q4_0 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %q_0 = vector.shape_cast %q4_0 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %qk_0 = tpu.matmul %q_0, %k_0, %s_zero {
             dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
             transpose_lhs_hint = false} : vector<512x128xbf16>, vector<256x128xbf16>, vector<512x256xf32> -> vector<512x256xf32>
         // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
@@ -153,7 +156,12 @@ module {
         %kv_offset_1 = arith.constant 256 : index
         %k4_1 = vector.load %k_ref[%c0, %c0, %kv_offset_1, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
         %k_1 = vector.shape_cast %k4_1 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
-        %qk_1 = tpu.matmul %q, %k_1, %s_zero {
+        // q is loaded for each of its products rather than once per step: libtpu relayouts it for
+        // the MXU on every load anyway, and a q held across the step (or the partial/full branch) is
+        // spilled and reloaded.
+        %q4_1 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %q_1 = vector.shape_cast %q4_1 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %qk_1 = tpu.matmul %q_1, %k_1, %s_zero {
             dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
             transpose_lhs_hint = false} : vector<512x128xbf16>, vector<256x128xbf16>, vector<512x256xf32> -> vector<512x256xf32>
         // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
@@ -189,8 +197,6 @@ module {
         %dq_sum_1 = arith.addf %dq_sum_0, %dq_part_1 : vector<512x128xf32>
         tpu.vector_store %dq_scratch[%c0, %c0], %dq_sum_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
       } else {
-        %q4 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
-        %q = vector.shape_cast %q4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
         %dout4 = vector.load %dout_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
         %dout = vector.shape_cast %dout4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
         %s_zero = arith.constant dense<0.000000e+00> : vector<512x256xf32>
@@ -220,7 +226,12 @@ module {
         %kv_offset_0 = arith.constant 0 : index
         %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
         %k_0 = vector.shape_cast %k4_0 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
-        %qk_0 = tpu.matmul %q, %k_0, %s_zero {
+        // q is loaded for each of its products rather than once per step: libtpu relayouts it for
+        // the MXU on every load anyway, and a q held across the step (or the partial/full branch) is
+        // spilled and reloaded.
+        %q4_0 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %q_0 = vector.shape_cast %q4_0 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %qk_0 = tpu.matmul %q_0, %k_0, %s_zero {
             dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
             transpose_lhs_hint = false} : vector<512x128xbf16>, vector<256x128xbf16>, vector<512x256xf32> -> vector<512x256xf32>
         // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
@@ -244,7 +255,12 @@ module {
         %kv_offset_1 = arith.constant 256 : index
         %k4_1 = vector.load %k_ref[%c0, %c0, %kv_offset_1, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
         %k_1 = vector.shape_cast %k4_1 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
-        %qk_1 = tpu.matmul %q, %k_1, %s_zero {
+        // q is loaded for each of its products rather than once per step: libtpu relayouts it for
+        // the MXU on every load anyway, and a q held across the step (or the partial/full branch) is
+        // spilled and reloaded.
+        %q4_1 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %q_1 = vector.shape_cast %q4_1 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %qk_1 = tpu.matmul %q_1, %k_1, %s_zero {
             dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
             transpose_lhs_hint = false} : vector<512x128xbf16>, vector<256x128xbf16>, vector<512x256xf32> -> vector<512x256xf32>
         // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.

@@ -64,12 +64,9 @@ module {
     %kv_block = memref.load %data_next[%mask_row, %q_idx, %step_idx] : memref<1x16x5xi32, #tpu.memory_space<smem>>
     %live = arith.cmpi ne, %tile, %c0_i32 : i32
     scf.if %live {
-      %q4 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
-      %q = vector.shape_cast %q4 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
       %s_zero = arith.constant dense<0.000000e+00> : vector<512x512xf32>
       %acc_zero = arith.constant dense<0.000000e+00> : vector<512x128xf32>
       %row_max_init = arith.constant dense<0xFF800000> : vector<512xf32>
-      %row_sum_init = arith.constant dense<0.000000e+00> : vector<512xf32>
       %scale_log2e = arith.constant dense<1.27517432e-01> : vector<512x512xf32>
       %mask_value_s = arith.constant dense<-2.38197633e+38> : vector<512x512xf32>
       %c_block_q_i32 = arith.constant 512 : i32
@@ -89,7 +86,12 @@ module {
         %kv_offset_0 = arith.constant 0 : index
         %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x1024x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
         %k_0 = vector.shape_cast %k4_0 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
-        %qk_0 = tpu.matmul %q, %k_0, %s_zero {
+        // q is loaded for each of its products rather than once per step: libtpu relayouts it for
+        // the MXU on every load anyway, and a q held across the step (or the partial/full branch) is
+        // spilled and reloaded.
+        %q4_0 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %q_0 = vector.shape_cast %q4_0 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %qk_0 = tpu.matmul %q_0, %k_0, %s_zero {
             dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
             transpose_lhs_hint = false} : vector<512x128xbf16>, vector<512x128xbf16>, vector<512x512xf32> -> vector<512x512xf32>
         // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
@@ -113,7 +115,12 @@ module {
         %kv_offset_1 = arith.constant 512 : index
         %k4_1 = vector.load %k_ref[%c0, %c0, %kv_offset_1, %c0] : memref<1x1x1024x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
         %k_1 = vector.shape_cast %k4_1 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
-        %qk_1 = tpu.matmul %q, %k_1, %s_zero {
+        // q is loaded for each of its products rather than once per step: libtpu relayouts it for
+        // the MXU on every load anyway, and a q held across the step (or the partial/full branch) is
+        // spilled and reloaded.
+        %q4_1 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %q_1 = vector.shape_cast %q4_1 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %qk_1 = tpu.matmul %q_1, %k_1, %s_zero {
             dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
             transpose_lhs_hint = false} : vector<512x128xbf16>, vector<512x128xbf16>, vector<512x512xf32> -> vector<512x512xf32>
         // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
@@ -154,11 +161,22 @@ module {
         %s_shifted_0 = arith.subf %s_masked_0, %m_next_s_g0 : vector<512x512xf32>
         %p_0 = math.exp2 %s_shifted_0 : vector<512x512xf32>
 
-        %row_sum_g0 = vector.multi_reduction <add>, %p_0, %row_sum_init [1] : vector<512x512xf32> to vector<512xf32>
-        %row_sum_col_g0 = vector.shape_cast %row_sum_g0 : vector<512xf32> to vector<512x1xf32>
-        %row_sum_lanes_g0 = vector.broadcast %row_sum_col_g0 : vector<512x1xf32> to vector<512x128xf32>
+        // l holds per-lane partial sums (block_q, 128): the group's p is added up lane block by lane
+        // block, element-wise, and the sum across lanes waits for the last step (kernel.mlir.tmpl),
+        // once per q block instead of a row reduction and its broadcast on every step.
+        %p_lanes_0_g0 = vector.extract_strided_slice %p_0
+            {offsets = [0, 0], sizes = [512, 128], strides = [1, 1]} : vector<512x512xf32> to vector<512x128xf32>
+        %p_lanes_1_g0 = vector.extract_strided_slice %p_0
+            {offsets = [0, 128], sizes = [512, 128], strides = [1, 1]} : vector<512x512xf32> to vector<512x128xf32>
+        %p_lanes_sum_1_g0 = arith.addf %p_lanes_0_g0, %p_lanes_1_g0 : vector<512x128xf32>
+        %p_lanes_2_g0 = vector.extract_strided_slice %p_0
+            {offsets = [0, 256], sizes = [512, 128], strides = [1, 1]} : vector<512x512xf32> to vector<512x128xf32>
+        %p_lanes_sum_2_g0 = arith.addf %p_lanes_sum_1_g0, %p_lanes_2_g0 : vector<512x128xf32>
+        %p_lanes_3_g0 = vector.extract_strided_slice %p_0
+            {offsets = [0, 384], sizes = [512, 128], strides = [1, 1]} : vector<512x512xf32> to vector<512x128xf32>
+        %p_lanes_sum_3_g0 = arith.addf %p_lanes_sum_2_g0, %p_lanes_3_g0 : vector<512x128xf32>
         %l_scaled_g0 = arith.mulf %alpha_g0, %l_prev_g0 : vector<512x128xf32>
-        %l_next_g0 = arith.addf %l_scaled_g0, %row_sum_lanes_g0 : vector<512x128xf32>
+        %l_next_g0 = arith.addf %l_scaled_g0, %p_lanes_sum_3_g0 : vector<512x128xf32>
         tpu.vector_store %m_scratch[%c0, %c0], %m_next_g0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
         tpu.vector_store %l_scratch[%c0, %c0], %l_next_g0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
         %v4_0 = vector.load %v_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x1024x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
@@ -193,11 +211,22 @@ module {
         %s_shifted_1 = arith.subf %s_masked_1, %m_next_s_g1 : vector<512x512xf32>
         %p_1 = math.exp2 %s_shifted_1 : vector<512x512xf32>
 
-        %row_sum_g1 = vector.multi_reduction <add>, %p_1, %row_sum_init [1] : vector<512x512xf32> to vector<512xf32>
-        %row_sum_col_g1 = vector.shape_cast %row_sum_g1 : vector<512xf32> to vector<512x1xf32>
-        %row_sum_lanes_g1 = vector.broadcast %row_sum_col_g1 : vector<512x1xf32> to vector<512x128xf32>
+        // l holds per-lane partial sums (block_q, 128): the group's p is added up lane block by lane
+        // block, element-wise, and the sum across lanes waits for the last step (kernel.mlir.tmpl),
+        // once per q block instead of a row reduction and its broadcast on every step.
+        %p_lanes_0_g1 = vector.extract_strided_slice %p_1
+            {offsets = [0, 0], sizes = [512, 128], strides = [1, 1]} : vector<512x512xf32> to vector<512x128xf32>
+        %p_lanes_1_g1 = vector.extract_strided_slice %p_1
+            {offsets = [0, 128], sizes = [512, 128], strides = [1, 1]} : vector<512x512xf32> to vector<512x128xf32>
+        %p_lanes_sum_1_g1 = arith.addf %p_lanes_0_g1, %p_lanes_1_g1 : vector<512x128xf32>
+        %p_lanes_2_g1 = vector.extract_strided_slice %p_1
+            {offsets = [0, 256], sizes = [512, 128], strides = [1, 1]} : vector<512x512xf32> to vector<512x128xf32>
+        %p_lanes_sum_2_g1 = arith.addf %p_lanes_sum_1_g1, %p_lanes_2_g1 : vector<512x128xf32>
+        %p_lanes_3_g1 = vector.extract_strided_slice %p_1
+            {offsets = [0, 384], sizes = [512, 128], strides = [1, 1]} : vector<512x512xf32> to vector<512x128xf32>
+        %p_lanes_sum_3_g1 = arith.addf %p_lanes_sum_2_g1, %p_lanes_3_g1 : vector<512x128xf32>
         %l_scaled_g1 = arith.mulf %alpha_g1, %l_prev_g1 : vector<512x128xf32>
-        %l_next_g1 = arith.addf %l_scaled_g1, %row_sum_lanes_g1 : vector<512x128xf32>
+        %l_next_g1 = arith.addf %l_scaled_g1, %p_lanes_sum_3_g1 : vector<512x128xf32>
         tpu.vector_store %m_scratch[%c0, %c0], %m_next_g1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
         tpu.vector_store %l_scratch[%c0, %c0], %l_next_g1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
         %v4_1 = vector.load %v_ref[%c0, %c0, %kv_offset_1, %c0] : memref<1x1x1024x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
@@ -222,7 +251,12 @@ module {
         %kv_offset_0 = arith.constant 0 : index
         %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x1024x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
         %k_0 = vector.shape_cast %k4_0 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
-        %qk_0 = tpu.matmul %q, %k_0, %s_zero {
+        // q is loaded for each of its products rather than once per step: libtpu relayouts it for
+        // the MXU on every load anyway, and a q held across the step (or the partial/full branch) is
+        // spilled and reloaded.
+        %q4_0 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %q_0 = vector.shape_cast %q4_0 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %qk_0 = tpu.matmul %q_0, %k_0, %s_zero {
             dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
             transpose_lhs_hint = false} : vector<512x128xbf16>, vector<512x128xbf16>, vector<512x512xf32> -> vector<512x512xf32>
         // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
@@ -231,7 +265,12 @@ module {
         %kv_offset_1 = arith.constant 512 : index
         %k4_1 = vector.load %k_ref[%c0, %c0, %kv_offset_1, %c0] : memref<1x1x1024x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
         %k_1 = vector.shape_cast %k4_1 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
-        %qk_1 = tpu.matmul %q, %k_1, %s_zero {
+        // q is loaded for each of its products rather than once per step: libtpu relayouts it for
+        // the MXU on every load anyway, and a q held across the step (or the partial/full branch) is
+        // spilled and reloaded.
+        %q4_1 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %q_1 = vector.shape_cast %q4_1 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %qk_1 = tpu.matmul %q_1, %k_1, %s_zero {
             dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
             transpose_lhs_hint = false} : vector<512x128xbf16>, vector<512x128xbf16>, vector<512x512xf32> -> vector<512x512xf32>
         // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
@@ -255,11 +294,22 @@ module {
         %s_shifted_0 = arith.subf %logits_0, %m_next_s_g0 : vector<512x512xf32>
         %p_0 = math.exp2 %s_shifted_0 : vector<512x512xf32>
 
-        %row_sum_g0 = vector.multi_reduction <add>, %p_0, %row_sum_init [1] : vector<512x512xf32> to vector<512xf32>
-        %row_sum_col_g0 = vector.shape_cast %row_sum_g0 : vector<512xf32> to vector<512x1xf32>
-        %row_sum_lanes_g0 = vector.broadcast %row_sum_col_g0 : vector<512x1xf32> to vector<512x128xf32>
+        // l holds per-lane partial sums (block_q, 128): the group's p is added up lane block by lane
+        // block, element-wise, and the sum across lanes waits for the last step (kernel.mlir.tmpl),
+        // once per q block instead of a row reduction and its broadcast on every step.
+        %p_lanes_0_g0 = vector.extract_strided_slice %p_0
+            {offsets = [0, 0], sizes = [512, 128], strides = [1, 1]} : vector<512x512xf32> to vector<512x128xf32>
+        %p_lanes_1_g0 = vector.extract_strided_slice %p_0
+            {offsets = [0, 128], sizes = [512, 128], strides = [1, 1]} : vector<512x512xf32> to vector<512x128xf32>
+        %p_lanes_sum_1_g0 = arith.addf %p_lanes_0_g0, %p_lanes_1_g0 : vector<512x128xf32>
+        %p_lanes_2_g0 = vector.extract_strided_slice %p_0
+            {offsets = [0, 256], sizes = [512, 128], strides = [1, 1]} : vector<512x512xf32> to vector<512x128xf32>
+        %p_lanes_sum_2_g0 = arith.addf %p_lanes_sum_1_g0, %p_lanes_2_g0 : vector<512x128xf32>
+        %p_lanes_3_g0 = vector.extract_strided_slice %p_0
+            {offsets = [0, 384], sizes = [512, 128], strides = [1, 1]} : vector<512x512xf32> to vector<512x128xf32>
+        %p_lanes_sum_3_g0 = arith.addf %p_lanes_sum_2_g0, %p_lanes_3_g0 : vector<512x128xf32>
         %l_scaled_g0 = arith.mulf %alpha_g0, %l_prev_g0 : vector<512x128xf32>
-        %l_next_g0 = arith.addf %l_scaled_g0, %row_sum_lanes_g0 : vector<512x128xf32>
+        %l_next_g0 = arith.addf %l_scaled_g0, %p_lanes_sum_3_g0 : vector<512x128xf32>
         tpu.vector_store %m_scratch[%c0, %c0], %m_next_g0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
         tpu.vector_store %l_scratch[%c0, %c0], %l_next_g0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
         %v4_0 = vector.load %v_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x1024x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
@@ -294,11 +344,22 @@ module {
         %s_shifted_1 = arith.subf %logits_1, %m_next_s_g1 : vector<512x512xf32>
         %p_1 = math.exp2 %s_shifted_1 : vector<512x512xf32>
 
-        %row_sum_g1 = vector.multi_reduction <add>, %p_1, %row_sum_init [1] : vector<512x512xf32> to vector<512xf32>
-        %row_sum_col_g1 = vector.shape_cast %row_sum_g1 : vector<512xf32> to vector<512x1xf32>
-        %row_sum_lanes_g1 = vector.broadcast %row_sum_col_g1 : vector<512x1xf32> to vector<512x128xf32>
+        // l holds per-lane partial sums (block_q, 128): the group's p is added up lane block by lane
+        // block, element-wise, and the sum across lanes waits for the last step (kernel.mlir.tmpl),
+        // once per q block instead of a row reduction and its broadcast on every step.
+        %p_lanes_0_g1 = vector.extract_strided_slice %p_1
+            {offsets = [0, 0], sizes = [512, 128], strides = [1, 1]} : vector<512x512xf32> to vector<512x128xf32>
+        %p_lanes_1_g1 = vector.extract_strided_slice %p_1
+            {offsets = [0, 128], sizes = [512, 128], strides = [1, 1]} : vector<512x512xf32> to vector<512x128xf32>
+        %p_lanes_sum_1_g1 = arith.addf %p_lanes_0_g1, %p_lanes_1_g1 : vector<512x128xf32>
+        %p_lanes_2_g1 = vector.extract_strided_slice %p_1
+            {offsets = [0, 256], sizes = [512, 128], strides = [1, 1]} : vector<512x512xf32> to vector<512x128xf32>
+        %p_lanes_sum_2_g1 = arith.addf %p_lanes_sum_1_g1, %p_lanes_2_g1 : vector<512x128xf32>
+        %p_lanes_3_g1 = vector.extract_strided_slice %p_1
+            {offsets = [0, 384], sizes = [512, 128], strides = [1, 1]} : vector<512x512xf32> to vector<512x128xf32>
+        %p_lanes_sum_3_g1 = arith.addf %p_lanes_sum_2_g1, %p_lanes_3_g1 : vector<512x128xf32>
         %l_scaled_g1 = arith.mulf %alpha_g1, %l_prev_g1 : vector<512x128xf32>
-        %l_next_g1 = arith.addf %l_scaled_g1, %row_sum_lanes_g1 : vector<512x128xf32>
+        %l_next_g1 = arith.addf %l_scaled_g1, %p_lanes_sum_3_g1 : vector<512x128xf32>
         tpu.vector_store %m_scratch[%c0, %c0], %m_next_g1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
         tpu.vector_store %l_scratch[%c0, %c0], %l_next_g1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
         %v4_1 = vector.load %v_ref[%c0, %c0, %kv_offset_1, %c0] : memref<1x1x1024x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
@@ -322,10 +383,15 @@ module {
     %c_last_step = arith.constant 4 : i32
     %last_step = arith.cmpi eq, %kv_step, %c_last_step : i32
     scf.if %last_step {
-      // m, l and 1/l stay lane-replicated; 1/l is 0 for a row that kept nothing, which
-      // makes its output 0.
+      // m and 1/l are lane-replicated; 1/l is 0 for a row that kept nothing, which makes its
+      // output 0.
       %m_final = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
-      %l_final = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+      // l's per-lane partial sums (softmax.mlir.tmpl), summed across lanes once per q block.
+      %l_lanes = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+      %l_sum_init = arith.constant dense<0.000000e+00> : vector<512xf32>
+      %l_row = vector.multi_reduction <add>, %l_lanes, %l_sum_init [1] : vector<512x128xf32> to vector<512xf32>
+      %l_col = vector.shape_cast %l_row : vector<512xf32> to vector<512x1xf32>
+      %l_final = vector.broadcast %l_col : vector<512x1xf32> to vector<512x128xf32>
       %mask_value_lanes = arith.constant dense<-2.38197633e+38> : vector<512x128xf32>
       %kept_any = arith.cmpf one, %m_final, %mask_value_lanes : vector<512x128xf32>
       %one_lanes = arith.constant dense<1.000000e+00> : vector<512x128xf32>

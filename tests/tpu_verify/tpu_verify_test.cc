@@ -164,7 +164,7 @@ INSTANTIATE_TEST_SUITE_P(
                    "    %one = arith.constant 1 : i32\n    %below = arith.subi %q_block, %one : i32\n"
                    "    %q_shifted = arith.maxsi %below, %c0_i32 : i32\n    return %b_index, %h_index, %q_shifted, %c0_i32"}}},
         Mutation{"wrong_kv_head", kSinks, {{"%kv_head = arith.divsi %h_index, %c_group", "%kv_head = arith.divsi %c0_i32, %c_group"}}},
-        Mutation{"no_sink_in_l", kSinks, {{"%l_init = arith.constant dense<1.000000e\\+00>", "%l_init = arith.constant dense<0.000000e+00>"}}},
+        Mutation{"no_sink_in_l", kSinks, {{"%l_init = arith.constant dense<7.812500e-03>", "%l_init = arith.constant dense<0.000000e+00>"}}},
         Mutation{"masked_rows_not_zeroed", kMaskedRows,
                  {{"arith.select %kept_any, %inv_l_kept, %zero_lanes", "arith.select %kept_any, %inv_l_kept, %inv_l_kept"}}},
         Mutation{"inverted_explicit_mask", per_head_spec(),
@@ -179,7 +179,7 @@ INSTANTIATE_TEST_SUITE_P(
                  {{R"(math.tanh %s_over_cap_(\d+))", "arith.maximumf %s_over_cap_$1, %s_over_cap_$1"}}},
         Mutation{"sink_ignored", kSoftcapSegmentsSinks,  // m and l start as without a sink
                  {{"%m_init = vector.broadcast %sink_log2", "%m_init = vector.broadcast %mask_value"},
-                  {"%l_init = arith.constant dense<1.000000e\\+00>", "%l_init = arith.constant dense<0.000000e+00>"}}},
+                  {"%l_init = arith.constant dense<7.812500e-03>", "%l_init = arith.constant dense<0.000000e+00>"}}},
         Mutation{"segment_ids_ignored", kSoftcapSegmentsSinks,
                  {{R"(arith.cmpi eq, %q_ids_(\d+), %kv_ids_\d+)", "arith.cmpi eq, %q_ids_$1, %q_ids_$1"}}},
         Mutation{"rescale_of_l_dropped", kSoftcapSegmentsSinks,

@@ -29,14 +29,16 @@ constexpr int64_t kMaxSharedUpdateBytes = 1280 * 1024;
 // 0, then for each group the next group's scores before its own update. A sub-tile carries
 // its keys and its place in its group's element-wise chains (`first`; `second` combines
 // the group's first two; `later` extends the chain at `prev`); with `mask_ops`, the mask
-// predicate, its names suffixed by the sub-tile.
-Json subtile_stages(const Spec& spec, bool mask_ops) {
+// predicate, its names suffixed by the sub-tile. With `one_product`, a group of several
+// sub-tiles multiplies its p by v in one product instead of one per sub-tile.
+Json subtile_stages(const Spec& spec, bool mask_ops, bool one_product) {
   const TpuTarget& tpu = *spec.tpu;
   const int64_t bkvc = tpu.block_kv_compute, subtiles = tpu.block_kv / bkvc;
   const bool shared = tpu.block_q * (tpu.block_kv + spec.shape.head_dim_v) * 4 <= kMaxSharedUpdateBytes;
   const int64_t group_size = shared ? subtiles : 1;
   const std::string i32_type = vector_type({tpu.block_q, bkvc}, "i32");
   const std::string i1_type = vector_type({tpu.block_q, bkvc}, "i1");
+  const std::string elem = std::string(dtype_info(spec.dtype).mlir_type);
   const MaskProgram mask_program = mask_ops ? lower_mask(spec.masks.unique.front()) : MaskProgram{};
   auto group = [&](int64_t g) {
     Json items = Json::array();
@@ -63,12 +65,53 @@ Json subtile_stages(const Spec& spec, bool mask_ops) {
   std::vector<Json> members;
   for (int64_t g = 0; g < groups; ++g) members.push_back(group(g));
   auto scores = [&](int64_t g) { return Json{{"scores", true}, {"subtiles", members[g]}}; };
+  // l's per-lane partial sums take the group's p (the last sub-tile's, or the chain summing
+  // the group's sub-tiles) lane block by lane block: a chain of element-wise adds over its
+  // 128-lane blocks, whose last value joins l (the p itself when it is one block wide).
   auto update = [&](int64_t g) {
-    return Json{{"scores", false},
-                {"group", g},
-                {"subtiles", members[g]},
-                {"single", group_size == 1},
-                {"last_sub", (g + 1) * group_size - 1}};
+    const int64_t last = (g + 1) * group_size - 1;
+    const std::string suffix = "_g" + std::to_string(g);
+    const std::string p_total = (group_size == 1 ? "p_" : "p_sum_") + std::to_string(last);
+    const int64_t lane_block_count = bkvc / kTpuLanes;
+    Json lane_blocks = Json::array();
+    std::string lanes_total = p_total;
+    if (lane_block_count > 1) {
+      for (int64_t b = 0; b < lane_block_count; ++b) {
+        Json block = {{"lane_block", b}, {"lane_offset", b * kTpuLanes}, {"chained", b > 0}};
+        if (b == 1) block["lanes_prev"] = "p_lanes_0" + suffix;
+        if (b > 1) block["lanes_prev"] = "p_lanes_sum_" + std::to_string(b - 1) + suffix;
+        lane_blocks.push_back(std::move(block));
+      }
+      lanes_total = "p_lanes_sum_" + std::to_string(lane_block_count - 1) + suffix;
+    }
+    Json update = {{"scores", false},
+                   {"group", g},
+                   {"subtiles", members[g]},
+                   {"single", group_size == 1},
+                   {"last_sub", last},
+                   {"lane_blocks", std::move(lane_blocks)},
+                   {"p_lanes_total", lanes_total},
+                   {"one_product", one_product && group_size > 1}};
+    if (lane_block_count > 1) update["p_total"] = p_total;
+    if (one_product && group_size > 1) {
+      // The group's p (narrowed to the input type for 16-bit inputs) side by side: one
+      // (block_q, group keys) operand for one p·v.
+      const std::string p_name = spec.dtype != DType::kFloat32 ? "%p_narrow_" : "%p_";
+      const int64_t keys = group_size * bkvc, head_dim_v = spec.shape.head_dim_v;
+      std::string operands, types;
+      for (int64_t sub = g * group_size; sub <= last; ++sub) {
+        const std::string separator = sub == g * group_size ? "" : ", ";
+        operands += separator + p_name + std::to_string(sub);
+        types += separator + vector_type({tpu.block_q, bkvc}, elem);
+      }
+      update["first_sub"] = g * group_size;
+      update["group_p_operands"] = operands;
+      update["group_p_operand_types"] = types;
+      update["group_p_type"] = vector_type({tpu.block_q, keys}, elem);
+      update["group_v_window"] = vector_type({1, 1, keys, head_dim_v}, elem);
+      update["group_v_tile"] = vector_type({keys, head_dim_v}, elem);
+    }
+    return update;
   };
   Json stages = Json::array({scores(0)});
   for (int64_t g = 0; g < groups; ++g) {
@@ -222,7 +265,7 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"partial_blocks", plan.has_mask_next},
       {"segment_ids", spec.segment_ids},
       {"selects_scores", plan.partial_mask != PartialTileMask::kNone || spec.segment_ids},
-      // m, l and alpha are lane-replicated (block_q, 128): how they reach the score tile's
+      // m, alpha and 1/l are lane-replicated (block_q, 128): how they reach the score tile's
       // block_kv_compute lanes (a multiple of 128) and the acc's head_dim_v lanes.
       {"s_repeat", bkvc > kTpuLanes},
       {"s_repeat_times", bkvc / kTpuLanes},
@@ -255,13 +298,20 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
   // The kv block's sub-tiles (tpu/forward/subtiles.mlir.tmpl) in a partial and a full copy:
   // `softmax_input` names the last mask stage's scores, which the softmax reads;
   // `segment_input` the scores segment ids mask.
+  // One p·v per group of sub-tiles (softmax.mlir.tmpl) where libtpu's bundles per step say it
+  // pays (bench/tpu_static_cost.py, v5e 512/512/256): on a full step without softcap, as
+  // tpu_causal_4k_v5e's 1,270 -> 1,221. With a softcap the EUP also runs the tanh, and the
+  // first sub-tile's p·v has to start while the second's exponentials run (tpu_softcap_4k_v5e
+  // 1,331 -> 1,365 with one product); a partial step's mask work does the same (causal's
+  // partial step 1,306 -> 1,349).
+  const bool one_product_full = !spec.softcap.has_value();
   context.update(step_copies(plan,
                              Json{{"mask_tile", true},
-                                  {"stages", subtile_stages(spec, /*mask_ops=*/predicate)},
+                                  {"stages", subtile_stages(spec, /*mask_ops=*/predicate, /*one_product=*/false)},
                                   {"segment_input", "s_masked"},
                                   {"softmax_input", spec.segment_ids ? "s_segmented" : "s_masked"}},
                              Json{{"mask_tile", false},
-                                  {"stages", subtile_stages(spec, /*mask_ops=*/false)},
+                                  {"stages", subtile_stages(spec, /*mask_ops=*/false, one_product_full)},
                                   {"segment_input", "logits"},
                                   {"softmax_input", spec.segment_ids ? "s_segmented" : "logits"}}));
   context.update(base2_logit_constants(spec));
