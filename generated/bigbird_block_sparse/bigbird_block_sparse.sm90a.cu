@@ -3,7 +3,7 @@
 // Template: templates/sm90a/forward/kernel.cu.tmpl
 // Template: templates/cuda/forward/block_tables.cu.tmpl
 // Template: templates/cuda/forward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm90a (sha256 149f0ce61d66389b55d8dd1b3c066e62570c3cd154ab811ed5a4265514f39b4b)
+// Runtime: runtime/cuda, runtime/sm90a (sha256 b3a19bb859fe79c33f563a4f8dc27a50f37a8a3139311720fa7166ce73e3e5d1)
 
 // bigbird_block_sparse_sm90a: attention forward for Hopper (sm_90a) on CUTLASS/CuTe, FlashAttention-3 style.
 //

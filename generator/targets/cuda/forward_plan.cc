@@ -98,6 +98,11 @@ void add_forward_table_rules(const Spec& spec, const Tiling& tiling, TilingRules
 
 int64_t cuda_products_per_tile(int64_t head_dim, int64_t block_kv) { return head_dim / 16 + block_kv / 16; }
 
+int64_t cuda_tma_boxes_per_tile(int64_t features, DType dtype) {
+  constexpr int64_t kSwizzleBytes = 128;
+  return (features * dtype_bytes(dtype) + kSwizzleBytes - 1) / kSwizzleBytes;
+}
+
 KernelPlan plan_cuda_forward(const Spec& spec, const GpuTarget& gpu, const CudaDevice& device, int64_t threads,
                              int64_t shared_bytes) {
   const Shape& s = spec.shape;
@@ -233,7 +238,9 @@ KernelPlan plan_cuda_forward(const Spec& spec, const GpuTarget& gpu, const CudaD
   kernel.context = std::move(context);
   kernel.interface = std::move(interface);
   if (lists.live_tiles_per_batch > 0)
-    kernel.schedule = {{"mma_per_iteration", cuda_products_per_tile(s.head_dim, gpu.block_kv)}};
+    kernel.schedule = {{"mma_per_iteration", cuda_products_per_tile(s.head_dim, gpu.block_kv)},
+                       {"max_tma_per_k_tile", cuda_tma_boxes_per_tile(s.head_dim, spec.dtype)},
+                       {"max_tma_per_v_tile", cuda_tma_boxes_per_tile(s.head_dim_v, spec.dtype)}};
   kernel.extra_files.push_back({"cuda/forward/launcher.h.tmpl", "h", "launcher", std::move(header)});
   return kernel;
 }

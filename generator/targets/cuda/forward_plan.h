@@ -53,13 +53,19 @@ struct CudaDevice {
 // O += P V (block_kv / 16), on sm90a (HGMMA) and sm100a (UTCHMMA) alike.
 int64_t cuda_products_per_tile(int64_t head_dim, int64_t block_kv);
 
+// TMA boxes of one K or V tile of `features` columns: one per 128-byte swizzle atom column,
+// as the runtime's shared-memory layouts repeat their atoms down the tile's positions first
+// (runtime/sm90a/forward/kernel_traits.cuh), so each column is one box of every position.
+int64_t cuda_tma_boxes_per_tile(int64_t features, DType dtype);
+
 // The plan every CUDA forward kernel starts from: its context (shape, tiles, tables, masks,
 // score constants, operands, launch device), its launcher header and its audit interface,
 // with `threads` threads and `shared_bytes` of dynamic shared memory. The caller sets the
 // template and adds its architecture's keys. Its schedule promise: the main loop issues
-// cuda_products_per_tile products an iteration (none when no tile is live: the compiler drops
-// them all). Not yet the softmax between the wgmma waits or whole-tile V loads, which no
-// kernel has (issue 29; docs/sm90a-kernel.md, "Schedule facts from the SASS").
+// cuda_products_per_tile products an iteration, and K and V tiles load in
+// cuda_tma_boxes_per_tile boxes each (none when no tile is live: the compiler drops them all).
+// Not yet the softmax between the wgmma waits, which no kernel has (issue 29;
+// docs/sm90a-kernel.md, "Schedule facts from the SASS").
 KernelPlan plan_cuda_forward(const Spec& spec, const GpuTarget& gpu, const CudaDevice& device, int64_t threads,
                              int64_t shared_bytes);
 

@@ -6,6 +6,7 @@
 #include "kernel_names.h"
 #include "memory_budget.h"
 #include "targets/cuda/cuda_target.h"
+#include "targets/cuda/forward_plan.h"
 #include "targets/cuda/source_text.h"
 #include "targets/decode_rules.h"
 #include "targets/sm90a/kernel_plan.h"
@@ -180,6 +181,14 @@ KernelPlan plan_sm90a_decode_kernel(const Spec& spec) {
   kernel.symbol = symbol;
   kernel.context = std::move(context);
   kernel.interface = Json{{"entry_points", std::move(entry_points)}};
+  // Its schedule promise, as a forward's (targets/cuda/forward_plan.h): the products of a tile
+  // per main-loop iteration and whole-tile K and V loads. A block of several pages loads each
+  // page in its own boxes, in a loop per page, so it promises only its products.
+  kernel.schedule = {{"mma_per_iteration", cuda_products_per_tile(s.head_dim, shape.block_kv)}};
+  if (!shape.pages_per_block) {
+    kernel.schedule["max_tma_per_k_tile"] = cuda_tma_boxes_per_tile(s.head_dim, spec.dtype);
+    kernel.schedule["max_tma_per_v_tile"] = cuda_tma_boxes_per_tile(s.head_dim_v, spec.dtype);
+  }
   kernel.extra_files.push_back({"cuda/decode/launcher.h.tmpl", "h", "launcher", header});
   return kernel;
 }
@@ -194,7 +203,8 @@ void explain_sm90a_decode(std::ostream& out, const Spec& spec) {
   out << "      K/V: ";
   if (shape.pages_per_block)
     out << "per block " << shape.pages_per_block << " pages, each page_table[b][block * " << shape.pages_per_block
-        << " + p] by its own TMA boxes (" << spec.shape.head_dim / 64 << " of K, 1 of V)";
+        << " + p] by its own TMA boxes (" << spec.shape.head_dim / 64 << " of K, " << spec.shape.head_dim_v / 64
+        << " of V)";
   else if (shape.page_size)
     out << "one TMA box of " << shape.block_kv << " positions per block from the pool's page page_table[b][block / "
         << shape.blocks_per_page << "] (" << shape.blocks_per_page << " block(s) per page)";

@@ -41,7 +41,7 @@ CUTE_DEVICE CacheBlock cache_block(Params const& params, DecodeWork const& work,
 
 // The K and V boxes of the pages of kv block `kv_block`, one page at a time
 // (Config::kPagesPerBlock, sm90a/decode/tma.cuh): page p of the block lands in the stage's rows
-// [p page_size, (p + 1) page_size), K in one box per 64 columns of d.
+// [p page_size, (p + 1) page_size), K and V each in one box per 64 columns of their features.
 template <class Config, class Params, class SharedStorage>
 CUTE_DEVICE void load_block_pages(Params const& params, SharedStorage& smem, DecodeWork const& work,
                                   int kv_block, int stage) {
@@ -53,38 +53,43 @@ CUTE_DEVICE void load_block_pages(Params const& params, SharedStorage& smem, Dec
   constexpr int kHeadDim = Config::kHeadDim;
   constexpr int kHeadDimV = Config::kHeadDimV;
   constexpr int kBlockKv = Config::kBlockKv;
-  constexpr int kKColumns = Boxes::kKColumns;
+  constexpr int kColumns = Boxes::kColumns;
   Tensor mK = params.tma.k.get_tma_tensor(
       make_shape(Cache::kRows, kHeadDim, Cache::kOuter2, Cache::kOuter3));
   Tensor mV = params.tma.v.get_tma_tensor(
       make_shape(kHeadDimV, Cache::kRows, Cache::kOuter2, Cache::kOuter3));
-  // A box's place in the stage: the forward's tiles repeat their swizzle atoms down the rows
-  // first, so K's atom column c of the block starts at c block_kv 64 elements and a page's rows
-  // are contiguous in it; V's (d_v, 8) atom groups follow each other along the block's positions.
+  // A box's place in the stage: the forward's K and V tiles repeat their swizzle atoms down the
+  // positions first, so the block's 64-feature column c starts at c block_kv 64 elements and a
+  // page's rows are contiguous in it.
   typename Config::Element* k_stage = smem.k.data() + stage * kBlockKv * kHeadDim;
   typename Config::Element* v_stage = smem.v.data() + stage * kBlockKv * kHeadDimV;
+  auto box_at = [&](typename Config::Element* stage_base, int c, int p) {
+    return stage_base + c * kBlockKv * kColumns + p * kPage * kColumns;
+  };
   CUTE_NO_UNROLL
   for (int p = 0; p < Config::kPagesPerBlock; ++p) {
     const int page = __ldg(params.page_table + int64_t(work.batch) * Config::kPagesPerSequence +
                            kv_block * Config::kPagesPerBlock + p);
-    Tensor gK = local_tile(mK(_, _, page, work.kv_head), Shape<Int<kPage>, Int<kKColumns>>{},
+    Tensor gK = local_tile(mK(_, _, page, work.kv_head), Shape<Int<kPage>, Int<kColumns>>{},
                            make_coord(_0{}, _));  // (page, 64, column block)
     CUTE_UNROLL
-    for (int c = 0; c < kHeadDim / kKColumns; ++c) {
-      Tensor sK =
-          make_tensor(make_smem_ptr(k_stage + c * kBlockKv * kKColumns + p * kPage * kKColumns),
-                      append<3>(typename Boxes::K{}, Layout<_1, _0>{}));
+    for (int c = 0; c < kHeadDim / kColumns; ++c) {
+      Tensor sK = make_tensor(make_smem_ptr(box_at(k_stage, c, p)),
+                              append<3>(typename Boxes::K{}, Layout<_1, _0>{}));
       auto [tKgK, tKsK] = tma_partition(params.tma.k, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sK),
                                         group_modes<0, 2>(gK));
       copy(params.tma.k.with(smem.k_full[stage]), tKgK(_, c), tKsK(_, 0));
     }
-    Tensor gV = local_tile(mV(_, _, page, work.kv_head), Shape<Int<kHeadDimV>, Int<kPage>>{},
-                           make_coord(_0{}, _));  // (d_v, page, 1)
-    Tensor sV = make_tensor(make_smem_ptr(v_stage + p * kPage * kHeadDimV),
-                            append<3>(typename Boxes::V{}, Layout<_1, _0>{}));
-    auto [tVgV, tVsV] = tma_partition(params.tma.v, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sV),
-                                      group_modes<0, 2>(gV));
-    copy(params.tma.v.with(smem.v_full[stage]), tVgV(_, 0), tVsV(_, 0));
+    Tensor gV = local_tile(mV(_, _, page, work.kv_head), Shape<Int<kColumns>, Int<kPage>>{},
+                           make_coord(_, _0{}));  // (64, page, column block)
+    CUTE_UNROLL
+    for (int c = 0; c < kHeadDimV / kColumns; ++c) {
+      Tensor sV = make_tensor(make_smem_ptr(box_at(v_stage, c, p)),
+                              append<3>(typename Boxes::V{}, Layout<_1, _0>{}));
+      auto [tVgV, tVsV] = tma_partition(params.tma.v, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sV),
+                                        group_modes<0, 2>(gV));
+      copy(params.tma.v.with(smem.v_full[stage]), tVgV(_, c), tVsV(_, 0));
+    }
   }
 }
 

@@ -5,10 +5,11 @@
 // heads), a page of one kv head being page_size contiguous rows, found through page_table.
 // When a page holds whole blocks (kBlocksPerPage), a block is one box inside its page. When a
 // block holds several pages (kPagesPerBlock), each page is its own boxes, landed where its rows
-// sit in the block's stage of the forward's shared-memory layouts: for K one box of (page_size,
-// 64) per 64 columns of d (a 128-byte swizzle atom column keeps a page's rows contiguous), for V
-// one box of (d_v, page_size). The swizzle follows the absolute address, and a page of a
-// multiple of 8 rows starts on a whole swizzle period, so each box is the layout of a block's.
+// sit in the block's stage of the forward's shared-memory layouts: one box of (page_size, 64) of
+// K and one of (64, page_size) of V per 64 features (both layouts repeat their 128-byte swizzle
+// atoms down the positions first, so a feature column keeps a page's rows contiguous). The
+// swizzle follows the absolute address, and a page of a multiple of 8 rows starts on a whole
+// swizzle period, so each box is the layout of a block's.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +37,7 @@ struct DecodeCache {
 };
 
 // The shared-memory boxes of one TMA copy. A block whose page holds it: the forward's tiles.
-// A page of a block of several: (page_size, 64) of K and (d_v, page_size) of V.
+// A page of a block of several: (page_size, 64) of K and (64, page_size) of V.
 template <class Config, class Traits, bool kPerPage = (Config::kPagesPerBlock > 0)>
 struct DecodeBoxes {
   using K = typename Traits::SmemLayoutKTile;
@@ -47,13 +48,13 @@ template <class Config, class Traits>
 struct DecodeBoxes<Config, Traits, true> {
   using Element = typename Traits::Element;
   static constexpr int kPage = Config::kPageSize;
-  static constexpr int kKColumns = 64;  // one 128-byte swizzle atom of 16-bit elements
-  static_assert(Config::kHeadDim % kKColumns == 0, "whole swizzle atom columns of K");
+  static constexpr int kColumns = 64;  // one 128-byte swizzle atom of 16-bit elements
+  static_assert(Config::kHeadDim % kColumns == 0 && Config::kHeadDimV % kColumns == 0,
+                "whole swizzle atom columns of K and V");
   using K = decltype(cute::tile_to_shape(cute::GMMA::Layout_K_SW128_Atom<Element>{},
-                                         cute::Shape<cute::Int<kPage>, cute::Int<kKColumns>>{}));
-  using V =
-      decltype(cute::tile_to_shape(cute::GMMA::Layout_MN_SW128_Atom<Element>{},
-                                   cute::Shape<cute::Int<Config::kHeadDimV>, cute::Int<kPage>>{}));
+                                         cute::Shape<cute::Int<kPage>, cute::Int<kColumns>>{}));
+  using V = decltype(cute::tile_to_shape(cute::GMMA::Layout_MN_SW128_Atom<Element>{},
+                                         cute::Shape<cute::Int<kColumns>, cute::Int<kPage>>{}));
 };
 
 template <class Config, class Traits>

@@ -59,13 +59,20 @@ struct ForwardTraits {
   using SmemLayoutK = decltype(cute::tile_to_shape(
       cute::GMMA::Layout_K_SW128_Atom<Element>{},
       cute::Shape<cute::Int<kBlockKv>, cute::Int<kHeadDim>, cute::Int<kStages>>{}));
-  // V as the B operand of P V: (head_dim_v, block_kv), head_dim_v contiguous (MN-major).
-  using SmemLayoutVTile =
-      decltype(cute::tile_to_shape(cute::GMMA::Layout_MN_SW128_Atom<Element>{},
-                                   cute::Shape<cute::Int<kHeadDimV>, cute::Int<kBlockKv>>{}));
+  // V as the B operand of P V: (head_dim_v, block_kv), head_dim_v contiguous (MN-major). Its
+  // swizzle atoms (64 features x 8 positions) repeat down the positions first (Step<_2, _1>),
+  // as K's repeat down its rows: each 64-feature column of the tile is block_kv contiguous
+  // 128-byte rows, so TMA loads a tile in head_dim_v / 64 boxes, as many as K's. Repeated
+  // features first (the default order), the columns interleave every 8 positions and TMA cut
+  // the tile into (64, 8) boxes: 32 at d128. wgmma reads either order (the descriptor's
+  // leading and stride byte offsets).
+  using SmemLayoutVTile = decltype(cute::tile_to_shape(
+      cute::GMMA::Layout_MN_SW128_Atom<Element>{},
+      cute::Shape<cute::Int<kHeadDimV>, cute::Int<kBlockKv>>{}, cute::Step<cute::_2, cute::_1>{}));
   using SmemLayoutV = decltype(cute::tile_to_shape(
       cute::GMMA::Layout_MN_SW128_Atom<Element>{},
-      cute::Shape<cute::Int<kHeadDimV>, cute::Int<kBlockKv>, cute::Int<kStages>>{}));
+      cute::Shape<cute::Int<kHeadDimV>, cute::Int<kBlockKv>, cute::Int<kStages>>{},
+      cute::Step<cute::_2, cute::_1, cute::_3>{}));
   // O: one consumer's (64, head_dim_v) tile, written over that consumer's Q tile.
   using SmemLayoutO = decltype(cute::tile_to_shape(cute::GMMA::Layout_K_SW128_Atom<Element>{},
                                                    cute::Shape<cute::_64, cute::Int<kHeadDimV>>{}));
