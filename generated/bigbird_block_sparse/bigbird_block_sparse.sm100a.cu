@@ -3,7 +3,7 @@
 // Template: templates/sm100a/forward/kernel.cu.tmpl
 // Template: templates/cuda/forward/block_tables.cu.tmpl
 // Template: templates/cuda/forward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm100a (sha256 e184517c954bc1a6213f6e1e167248b517d015494989dce0e0e09ff9fa5f09b6)
+// Runtime: runtime/cuda, runtime/sm100a (sha256 dc0b54ee028f00a9c9d79fe113b868f4613284a36a026dc444df0e141e1d4b2c)
 
 // bigbird_block_sparse_sm100a: attention forward for Blackwell (sm_100a) on CUTLASS/CuTe, FlashAttention-4 style.
 // Compiled and inspected only: no Blackwell GPU has run it (docs/sm100a-kernel.md).

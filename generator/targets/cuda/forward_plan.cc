@@ -103,6 +103,12 @@ int64_t cuda_tma_boxes_per_tile(int64_t features, DType dtype) {
   return (features * dtype_bytes(dtype) + kSwizzleBytes - 1) / kSwizzleBytes;
 }
 
+void promise_whole_tile_loads(KernelPlan& kernel, const Spec& spec) {
+  if (kernel.schedule.is_null()) return;
+  kernel.schedule["max_tma_per_k_tile"] = cuda_tma_boxes_per_tile(spec.shape.head_dim, spec.dtype);
+  kernel.schedule["max_tma_per_v_tile"] = cuda_tma_boxes_per_tile(spec.shape.head_dim_v, spec.dtype);
+}
+
 KernelPlan plan_cuda_forward(const Spec& spec, const GpuTarget& gpu, const CudaDevice& device, int64_t threads,
                              int64_t shared_bytes) {
   const Shape& s = spec.shape;
@@ -238,9 +244,7 @@ KernelPlan plan_cuda_forward(const Spec& spec, const GpuTarget& gpu, const CudaD
   kernel.context = std::move(context);
   kernel.interface = std::move(interface);
   if (lists.live_tiles_per_batch > 0)
-    kernel.schedule = {{"mma_per_iteration", cuda_products_per_tile(s.head_dim, gpu.block_kv)},
-                       {"max_tma_per_k_tile", cuda_tma_boxes_per_tile(s.head_dim, spec.dtype)},
-                       {"max_tma_per_v_tile", cuda_tma_boxes_per_tile(s.head_dim_v, spec.dtype)}};
+    kernel.schedule = {{"mma_per_iteration", cuda_products_per_tile(s.head_dim, gpu.block_kv)}};
   kernel.extra_files.push_back({"cuda/forward/launcher.h.tmpl", "h", "launcher", std::move(header)});
   return kernel;
 }

@@ -58,13 +58,17 @@ int64_t cuda_products_per_tile(int64_t head_dim, int64_t block_kv);
 // (runtime/sm90a/forward/kernel_traits.cuh), so each column is one box of every position.
 int64_t cuda_tma_boxes_per_tile(int64_t features, DType dtype);
 
+// Adds to a plan's schedule promise (when it makes one) whole-tile K and V loads:
+// cuda_tma_boxes_per_tile boxes of each per tile. sm90a only: sm100a's V layout still
+// repeats its atoms across the features first (32 boxes per d128 tile).
+void promise_whole_tile_loads(KernelPlan& kernel, const Spec& spec);
+
 // The plan every CUDA forward kernel starts from: its context (shape, tiles, tables, masks,
 // score constants, operands, launch device), its launcher header and its audit interface,
 // with `threads` threads and `shared_bytes` of dynamic shared memory. The caller sets the
 // template and adds its architecture's keys. Its schedule promise: the main loop issues
-// cuda_products_per_tile products an iteration, and K and V tiles load in
-// cuda_tma_boxes_per_tile boxes each (none when no tile is live: the compiler drops them all).
-// Not yet the softmax between the wgmma waits, which no kernel has (issue 29;
+// cuda_products_per_tile products an iteration (none when no tile is live: the compiler drops
+// them all). Not yet the softmax between the wgmma waits, which no kernel has (issue 29;
 // docs/sm90a-kernel.md, "Schedule facts from the SASS").
 KernelPlan plan_cuda_forward(const Spec& spec, const GpuTarget& gpu, const CudaDevice& device, int64_t threads,
                              int64_t shared_bytes);

@@ -185,10 +185,7 @@ KernelPlan plan_sm90a_decode_kernel(const Spec& spec) {
   // per main-loop iteration and whole-tile K and V loads. A block of several pages loads each
   // page in its own boxes, in a loop per page, so it promises only its products.
   kernel.schedule = {{"mma_per_iteration", cuda_products_per_tile(s.head_dim, shape.block_kv)}};
-  if (!shape.pages_per_block) {
-    kernel.schedule["max_tma_per_k_tile"] = cuda_tma_boxes_per_tile(s.head_dim, spec.dtype);
-    kernel.schedule["max_tma_per_v_tile"] = cuda_tma_boxes_per_tile(s.head_dim_v, spec.dtype);
-  }
+  if (!shape.pages_per_block) promise_whole_tile_loads(kernel, spec);
   kernel.extra_files.push_back({"cuda/decode/launcher.h.tmpl", "h", "launcher", header});
   return kernel;
 }
