@@ -26,6 +26,7 @@ import json
 import multiprocessing
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import traceback
@@ -103,7 +104,6 @@ def measure(job: dict) -> dict:
 def measure_decode(job: dict) -> dict:
   """One kgen decode candidate: bench/tpu_decode_cost.py's per-block and per-program bundles of
   its kernel, priced at the spec's shape by the pipelined model."""
-  import subprocess  # pylint: disable=import-outside-toplevel
   import tpu_decode_cost as dc  # pylint: disable=import-outside-toplevel
   spec = json.load(open(job["spec"], encoding="utf-8"))
   gen = spec["targets"]["tpu"].get("generation", "v5e")
