@@ -1,9 +1,9 @@
 #include "spec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -138,8 +138,11 @@ Shape parse_shape(JsonFields& root) {
 
 std::string parse_name(JsonFields& root) {
   const std::string name = root.required_string("name");
-  static const std::regex kNamePattern("[a-z][a-z0-9_]*");
-  if (name.size() > kMaxNameLength || !std::regex_match(name, kNamePattern))
+  const auto lower = [](char c) { return c >= 'a' && c <= 'z'; };
+  const bool pattern = !name.empty() && lower(name[0]) && std::all_of(name.begin(), name.end(), [&](char c) {
+    return lower(c) || (c >= '0' && c <= '9') || c == '_';
+  });  // [a-z][a-z0-9_]*
+  if (name.size() > kMaxNameLength || !pattern)
     throw SpecError("name", describe_value(root.raw("name")),
                     "[a-z][a-z0-9_]* of at most 64 characters");
   return name;

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 
 #include "diagnostics.h"
 #include "receipts.h"
@@ -18,6 +17,12 @@ constexpr int64_t kMaxTileValue = int64_t{1} << 24;
 constexpr const char* kAbout =
     "kgen tune's measured tilings (docs/tuning.md): per spec shape and pass, ranked by cost; \"auto\" tile "
     "fields read the first row that agrees with the fields a spec writes as numbers. Rewritten by make tune.";
+
+// `digits` lowercase hex digits: a sha256 (64) or a tuning key (16).
+bool is_lower_hex(const std::string& text, std::size_t digits) {
+  return text.size() == digits &&
+         std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
 
 void collect_bits(const Mask& mask, Json& out) {
   if (mask.bits) out.push_back(sha256_hex(std::string(mask.bits->begin(), mask.bits->end())));
@@ -129,8 +134,7 @@ TuningEntry parse_tuning_entry(const Json& value, const std::string& path) {
     throw SpecError(fields.path_of("legal_candidates"), std::to_string(entry.legal_candidates),
                     "at least the " + std::to_string(rows.size()) + " measured tilings");
   entry.candidates_digest = fields.required_string("candidates_digest");
-  static const std::regex kDigest("[0-9a-f]{64}");
-  if (!std::regex_match(entry.candidates_digest, kDigest))
+  if (!is_lower_hex(entry.candidates_digest, 64))
     throw SpecError(fields.path_of("candidates_digest"), describe_value(fields.raw("candidates_digest")),
                     "64 lowercase hex digits (a sha256)");
   entry.measured_by = fields.required_string("measured_by");
@@ -184,10 +188,9 @@ TuningTable TuningTable::read(const std::string& tuning_dir, const std::string& 
     top.optional_string("about");
     const Json& entries = top.required_object("entries");
     top.reject_unknown({"format", "target", "device", "about", "entries"});
-    static const std::regex kKey("[0-9a-f]{16}");
     for (const auto& [key, value] : entries.items()) {
       const std::string path = json_path("entries", key);
-      if (!std::regex_match(key, kKey))
+      if (!is_lower_hex(key, 16))
         throw SpecError(path, Json(key).dump() + " as a key", "16 lowercase hex digits (tuning_key of the spec's fields)");
       JsonFields fields(expect_object(value, path), path);
       const Json& written_fields = fields.required_object("fields");

@@ -34,6 +34,7 @@ Exit status: 0 every run passed, 1 one failed, 2 usage error or a missing harnes
 """
 
 import argparse
+import glob
 import json
 import math
 import os
@@ -146,6 +147,13 @@ def owned_blocks_checked(facts, kernels, work_items):
     return True
 
 
+def changed_since_built(program, sources):
+    """The kernel sources written after the harness program was linked: a harness built before
+    its kernel last changed would emulate the old kernel's PTX (a receipt would record it)."""
+    built = os.path.getmtime(program)
+    return sorted(source for source in sources if os.path.getmtime(source) > built)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("spec")
@@ -202,9 +210,15 @@ def main():
             extra = {"KGEN_EMU_CTAS": ";".join(backward_filters(spec, args.generated, group))}
             options = ["--first-group", "1"]
         plan.append(("backward", backward, options, extra))
+    sources = glob.glob(os.path.join(args.generated, name, f"{name}.{target}*.cu"))
     for role, program, options, extra in plan:
         if not os.path.exists(program):
             print(f"{program} does not exist: make verify builds the emulated harnesses (target {target}_emu_harnesses)")
+            return 2
+        stale = changed_since_built(program, sources)
+        if stale:
+            print(f"{program} is older than {', '.join(stale)}: rebuild it first (make verify builds "
+                  f"the emulated harnesses, target {target}_emu_harnesses)")
             return 2
         ok, facts, kernels, output = run(program, args.spec, ["--seed", str(args.seed)] + options,
                                          dict(seed_env, **extra), args.harness_dir)

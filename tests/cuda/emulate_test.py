@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""The count check of a work-items sample (verify/cuda/emulate.py, --sample work-items): the q
-blocks a sampled persistent run wrote must be exactly the work items its CTAs own. Planted: one
-block too few (an item skipped), one too many (a CTA writing outside its items), no launch."""
+"""emulate.py's own checks (verify/cuda/emulate.py). The count check of a work-items sample
+(--sample work-items): the q blocks a sampled persistent run wrote must be exactly the work items
+its CTAs own. Planted: one block too few (an item skipped), one too many (a CTA writing outside
+its items), no launch. The harness must be newer than its kernel's sources. Planted: a kernel
+written after the harness was linked."""
 
 import os
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "verify", "cuda"))
@@ -29,6 +32,20 @@ class OwnedBlocks(unittest.TestCase):
     def test_a_run_without_the_forward_launch_or_the_count_fails(self):
         self.assertFalse(emulate.owned_blocks_checked({"check": {"blocks_checked": 14}}, [], 1024))
         self.assertFalse(emulate.owned_blocks_checked({}, launch(148, 2), 1024))
+
+
+class StaleHarness(unittest.TestCase):
+    def test_a_kernel_written_after_its_harness_is_named(self):
+        with tempfile.TemporaryDirectory() as folder:
+            program, forward, backward = (os.path.join(folder, name) for name in ("run", "k.sm90a.cu", "k.sm90a.backward.cu"))
+            for path in (program, forward, backward):
+                open(path, "w", encoding="utf-8").close()
+            os.utime(program, (1000, 1000))
+            os.utime(forward, (900, 900))
+            os.utime(backward, (900, 900))
+            self.assertEqual(emulate.changed_since_built(program, [forward, backward]), [])
+            os.utime(backward, (1100, 1100))  # make gen rewrote the backward after the link
+            self.assertEqual(emulate.changed_since_built(program, [forward, backward]), [backward])
 
 
 if __name__ == "__main__":
