@@ -14,6 +14,7 @@
 #include "auto_tiles.h"
 #include "companion_writers.h"
 #include "diagnostics.h"
+#include "document_skips.h"
 #include "exit_status.h"
 #include "explain.h"
 #include "output_writer.h"
@@ -48,7 +49,9 @@ const std::string kUsage =
     "       kgen plan SPEC --target T [--pass P]     print the block plan of target T as JSON; P is\n"
     "                                                forward (default), dq or dkv (docs/spec-format.md §7);\n"
     "                                                decode for a decode spec (its default; docs/decode.md)\n"
-    "       kgen explain SPEC                        summarize a spec for a reviewer\n"
+    "       kgen explain SPEC [--document-lengths L1,L2,...]  summarize a spec for a reviewer; with\n"
+    "                                                documents of those lengths packed in order, each\n"
+    "                                                target's steps dead or inside one document\n"
     "       kgen verify SPEC --target T [...]        check a generated kernel against the reference\n"
     "       kgen audit SPEC... [--generated DIR]     check generated CUDA with Clang (docs/audit.md)\n"
     "       kgen receipt add|check [...]             record checks in, or check, docs/receipts/ (docs/receipts.md)\n"
@@ -68,7 +71,7 @@ Arguments parse_arguments(int argc, char** argv) {
   args.command = argv[1];
   if (args.command != "gen" && args.command != "plan" && args.command != "explain")
     throw SpecError("unknown command '" + args.command + "'\n" + kUsage);
-  const std::set<std::string> valued = {"--out", "--target", "--pass", "--root"};
+  const std::set<std::string> valued = {"--out", "--target", "--pass", "--root", "--document-lengths"};
   for (int k = 2; k < argc; ++k) {
     const std::string arg = argv[k];
     if (arg == "--check" && args.command == "gen") {
@@ -92,6 +95,8 @@ Arguments parse_arguments(int argc, char** argv) {
       throw SpecError(std::string(option) + " belongs to kgen plan\n" + kUsage);
   if (args.command != "gen" && args.options.count("--out"))
     throw SpecError("--out belongs to kgen gen\n" + kUsage);
+  if (args.command != "explain" && args.options.count("--document-lengths"))
+    throw SpecError("--document-lengths belongs to kgen explain\n" + kUsage);
   return args;
 }
 
@@ -196,6 +201,10 @@ int run(int argc, char** argv) {
   const Spec spec = load_spec(file, root_of(args));
   std::cout << naming_spec_file(file, [&] {
     const auto pass = args.options.find("--pass");
+    const auto lengths = args.options.find("--document-lengths");
+    if (lengths != args.options.end())
+      return explain_spec(spec) + explain_document_lengths(spec, parse_document_lengths(lengths->second)) +
+             explain_receipts(spec, ReceiptPaths{});
     return args.command == "plan"
                ? plan_json(spec, args.options.at("--target"),
                            pass != args.options.end() ? pass->second : spec.decode ? "decode" : "forward")
