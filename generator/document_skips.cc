@@ -18,16 +18,6 @@ std::vector<IdRange> block_ranges(const int32_t* ids, int64_t length, int64_t bl
   return ranges;
 }
 
-std::vector<int32_t> block_range_table(const std::vector<int32_t>& ids, int64_t batch, int64_t length, int64_t block) {
-  std::vector<int32_t> table;
-  for (int64_t b = 0; b < batch; ++b)
-    for (const IdRange& range : block_ranges(ids.data() + b * length, length, block)) {
-      table.push_back(range.min);
-      table.push_back(range.max);
-    }
-  return table;
-}
-
 DocumentStep document_step(IdRange q, IdRange kv) {
   if (q.max < kv.min || kv.max < q.min) return DocumentStep::kDead;
   if (q.min == q.max && kv.min == kv.max && q.min == kv.min) return DocumentStep::kOneDocument;

@@ -1,9 +1,9 @@
 // Tiles skipped across documents (docs/block-plan.md, "Tiles skipped across documents"): a
 // kernel with segment ids reduces each block's ids to their (minimum, maximum) at run time, and
 // a step the static block plan keeps is dead when the two blocks' ranges cannot meet, or lies
-// inside one document when both blocks hold one id, the same. The rule is written here once:
-// the tpu verifier builds the kernel's range tables with block_range_table, the tests and
-// `kgen explain --document-lengths` classify steps with document_step.
+// inside one document when both blocks hold one id, the same. The rule is written here once;
+// `kgen explain --document-lengths` and the tests classify steps with document_step (no kernel on
+// main applies it yet: docs/block-plan.md).
 #pragma once
 
 #include <cstdint>
@@ -24,10 +24,6 @@ struct IdRange {
 // One batch row's ids cut in blocks of `block` positions, each reduced to its range; a partial
 // last block reduces over the positions that exist.
 std::vector<IdRange> block_ranges(const int32_t* ids, int64_t length, int64_t block);
-
-// ids [batch][length] as a kernel's range operand: int32 [batch][ceil(length / block)][2],
-// (minimum, maximum) per block (q_block_ranges, kv_block_ranges).
-std::vector<int32_t> block_range_table(const std::vector<int32_t>& ids, int64_t batch, int64_t length, int64_t block);
 
 // What a kept step does at run time. kDead: the ranges cannot meet (q.max < kv.min or kv.max
 // < q.min), so no q id equals a kv id and the step computes nothing. kOneDocument: both blocks

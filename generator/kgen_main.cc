@@ -200,16 +200,16 @@ int run(int argc, char** argv) {
   const std::string& file = args.specs.front();
   const Spec spec = load_spec(file, root_of(args));
   std::cout << naming_spec_file(file, [&] {
-    const auto pass = args.options.find("--pass");
+    if (args.command == "plan") {
+      const auto pass = args.options.find("--pass");
+      return plan_json(spec, args.options.at("--target"),
+                       pass != args.options.end() ? pass->second : spec.decode ? "decode" : "forward")
+                 .dump() + "\n";
+    }
     const auto lengths = args.options.find("--document-lengths");
-    if (lengths != args.options.end())
-      return explain_spec(spec) + explain_document_lengths(spec, parse_document_lengths(lengths->second)) +
-             explain_receipts(spec, ReceiptPaths{});
-    return args.command == "plan"
-               ? plan_json(spec, args.options.at("--target"),
-                           pass != args.options.end() ? pass->second : spec.decode ? "decode" : "forward")
-                         .dump() + "\n"
-                                  : explain_spec(spec) + explain_receipts(spec, ReceiptPaths{});
+    const std::string documents =
+        lengths != args.options.end() ? explain_document_lengths(spec, parse_document_lengths(lengths->second)) : "";
+    return explain_spec(spec) + documents + explain_receipts(spec, ReceiptPaths{});
   });
   return 0;
 }

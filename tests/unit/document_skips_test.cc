@@ -24,8 +24,6 @@ TEST(DocumentSkipRule, BlockRangesReduceEachBlockAndAPartialLastOne) {
   EXPECT_EQ(ranges[1].max, 7);
   EXPECT_EQ(ranges[2].min, 9);  // the partial last block: only the position that exists
   EXPECT_EQ(ranges[2].max, 9);
-  // Two batch rows of the kernel's [batch][blocks][2] operand.
-  EXPECT_EQ(block_range_table({0, 0, 1, 1, 4, 5, 5, 5}, 2, 4, 2), (std::vector<int32_t>{0, 0, 1, 1, 4, 5, 5, 5}));
 }
 
 TEST(DocumentSkipRule, RangesThatTouchMeet) {
