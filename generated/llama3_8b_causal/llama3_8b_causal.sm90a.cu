@@ -3,7 +3,7 @@
 // Template: templates/sm90a/forward/kernel.cu.tmpl
 // Template: templates/cuda/forward/block_tables.cu.tmpl
 // Template: templates/cuda/forward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm90a (sha256 b3a19bb859fe79c33f563a4f8dc27a50f37a8a3139311720fa7166ce73e3e5d1)
+// Runtime: runtime/cuda, runtime/sm90a (sha256 2b1ff35fb21dad4804b684693641966582606c2c1ff64ea167b1aca65597b8e6)
 
 // llama3_8b_causal_sm90a: attention forward for Hopper (sm_90a) on CUTLASS/CuTe, FlashAttention-3 style.
 //

@@ -47,14 +47,14 @@ class Fixtures(unittest.TestCase):
         self.assertEqual(sass_schedule.promise_failures(facts, PROMISE), [])
 
     def test_plans_promise_whole_tile_v_loads(self):
-        # The promise kgen gen writes for d128 kernels (generated/, a forward and a decode):
-        # V in as many boxes as K, two. A V tile cut into more boxes (the old layout, its
-        # features tiled first, took 32; the fixture's planted group 4) fails it.
+        # The promise kgen gen writes for d128 kernels (generated/: an sm90a forward and decode,
+        # an sm100a forward): V in as many boxes as K, two. A V tile cut into more boxes (the
+        # old layout, its features tiled first, took 32; the fixture's planted group 4) fails it.
         generated = os.path.join(HERE, "..", "..", "generated")
         missing = sass_schedule.schedule_facts(fixture("sm90a_overlap_missing.sass"))
         present = sass_schedule.schedule_facts(fixture("sm90a_overlap_present.sass"))
-        for name in ("llama3_8b_causal", "llama3_8b_decode"):
-            promise = compile_check.schedule_promise(os.path.join(generated, name, name + ".sm90a.cu"))
+        for name, kernel in (("llama3_8b_causal", "sm90a"), ("llama3_8b_decode", "sm90a"), ("splash", "sm100a")):
+            promise = compile_check.schedule_promise(os.path.join(generated, name, f"{name}.{kernel}.cu"))
             loads = {key: promise[key] for key in ("max_tma_per_k_tile", "max_tma_per_v_tile")}
             self.assertEqual(loads, {"max_tma_per_k_tile": 2, "max_tma_per_v_tile": 2}, name)
             self.assertEqual(sass_schedule.promise_failures(missing, loads),

@@ -245,6 +245,7 @@ KernelPlan plan_cuda_forward(const Spec& spec, const GpuTarget& gpu, const CudaD
   kernel.interface = std::move(interface);
   if (lists.live_tiles_per_batch > 0)
     kernel.schedule = {{"mma_per_iteration", cuda_products_per_tile(s.head_dim, gpu.block_kv)}};
+  promise_whole_tile_loads(kernel, spec);
   kernel.extra_files.push_back({"cuda/forward/launcher.h.tmpl", "h", "launcher", std::move(header)});
   return kernel;
 }

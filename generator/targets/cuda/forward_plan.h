@@ -59,8 +59,8 @@ int64_t cuda_products_per_tile(int64_t head_dim, int64_t block_kv);
 int64_t cuda_tma_boxes_per_tile(int64_t features, DType dtype);
 
 // Adds to a plan's schedule promise (when it makes one) whole-tile K and V loads:
-// cuda_tma_boxes_per_tile boxes of each per tile. sm90a only: sm100a's V layout still
-// repeats its atoms across the features first (32 boxes per d128 tile).
+// cuda_tma_boxes_per_tile boxes of each per tile (every forward, and sm90a's decode over a
+// contiguous cache).
 void promise_whole_tile_loads(KernelPlan& kernel, const Spec& spec);
 
 // The plan every CUDA forward kernel starts from: its context (shape, tiles, tables, masks,
@@ -68,8 +68,9 @@ void promise_whole_tile_loads(KernelPlan& kernel, const Spec& spec);
 // with `threads` threads and `shared_bytes` of dynamic shared memory. The caller sets the
 // template and adds its architecture's keys. Its schedule promise: the main loop issues
 // cuda_products_per_tile products an iteration (none when no tile is live: the compiler drops
-// them all). Not yet the softmax between the wgmma waits, which no kernel has (issue 29;
-// docs/sm90a-kernel.md, "Schedule facts from the SASS").
+// them all) and loads whole K and V tiles (promise_whole_tile_loads). Not the softmax between
+// the wgmma waits: how much of it ptxas keeps differs by kernel, from none to all (issue 29;
+// docs/sm90a-kernel.md, "What moves ptxas's wait").
 KernelPlan plan_cuda_forward(const Spec& spec, const GpuTarget& gpu, const CudaDevice& device, int64_t threads,
                              int64_t shared_bytes);
 

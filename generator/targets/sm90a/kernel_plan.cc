@@ -45,7 +45,6 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
   const CudaDevice device{"sm90a", "Hopper (sm_90a)", "sm_90a (H100/H200)", 9, 0};
   KernelPlan kernel = plan_cuda_forward(spec, gpu, device, threads, gpu_smem_budget(spec, gpu).total());
   kernel.template_path = "sm90a/forward/kernel.cu.tmpl";
-  promise_whole_tile_loads(kernel, spec);
 
   const bool extended = std::find(std::begin(kBaseMmaN), std::end(kBaseMmaN), gpu.block_kv) == std::end(kBaseMmaN);
   const std::string letters = dtype_info(spec.dtype).wgmma_letters;

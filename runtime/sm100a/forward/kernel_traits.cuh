@@ -66,13 +66,16 @@ struct ForwardTraits {
   using SmemLayoutK = decltype(cute::tile_to_shape(
       cute::UMMA::Layout_K_SW128_Atom<Element>{},
       cute::Shape<cute::Int<kBlockKv>, cute::Int<kHeadDim>, cute::Int<kStages>>{}));
-  // V as the B operand of P V: (head_dim_v, block_kv), head_dim_v contiguous (MN-major).
-  using SmemLayoutVTile =
-      decltype(cute::tile_to_shape(cute::UMMA::Layout_MN_SW128_Atom<Element>{},
-                                   cute::Shape<cute::Int<kHeadDimV>, cute::Int<kBlockKv>>{}));
+  // V as the B operand of P V: (head_dim_v, block_kv), head_dim_v contiguous (MN-major), its
+  // swizzle atoms repeated down the positions first (Step<_2, _1>) so that TMA loads a tile in
+  // head_dim_v / 64 boxes, as sm90a's V (sm90a/forward/kernel_traits.cuh says why).
+  using SmemLayoutVTile = decltype(cute::tile_to_shape(
+      cute::UMMA::Layout_MN_SW128_Atom<Element>{},
+      cute::Shape<cute::Int<kHeadDimV>, cute::Int<kBlockKv>>{}, cute::Step<cute::_2, cute::_1>{}));
   using SmemLayoutV = decltype(cute::tile_to_shape(
       cute::UMMA::Layout_MN_SW128_Atom<Element>{},
-      cute::Shape<cute::Int<kHeadDimV>, cute::Int<kBlockKv>, cute::Int<kStages>>{}));
+      cute::Shape<cute::Int<kHeadDimV>, cute::Int<kBlockKv>, cute::Int<kStages>>{},
+      cute::Step<cute::_2, cute::_1, cute::_3>{}));
   // O: (128, head_dim_v), written over Q once every product is done; P's shape, for the
   // TMEM operand of O += P V (no shared memory behind it).
   using SmemLayoutO = decltype(cute::tile_to_shape(

@@ -1,6 +1,12 @@
 // A consumer warpgroup: its 64 q rows against every kv tile of the CTA's list. S = Q K^T (both
 // operands in shared memory), the score modifier, the masks and the online softmax, then
 // O += P V with P in registers; the softmax of tile t overlaps the P V product of tile t - 1.
+//
+// What ptxas keeps of that overlap depends on the loop's shape (docs/sm90a-kernel.md, "What
+// moves ptxas's wait"): a branch in the loop makes it wait for P V(t - 1) at the branch's join,
+// before any exponential, so the partial tiles (listed first) and the full ones run in loops
+// of their own, the mask compiled into the first only; and O is rescaled before P V(t - 1) is
+// issued (FlashAttention-3's order), so that after the wait only P is written.
 #pragma once
 
 #include <cstdint>
@@ -63,13 +69,16 @@ CUTE_DEVICE void consume(Params const& params, typename ForwardTraits<Config>::S
   OnlineSoftmax<Config> softmax;
   const Segments segments(params, work.batch, view, q_origin);
 
-  // Scores of tile t (kv block kv_block) in acc_s -> the score domain, the masks, the online
-  // softmax; acc_s becomes the tile's probabilities and `correction` O's rescale factors.
-  auto softmax_tile = [&](int t, int kv_block, float (&correction)[Mma::SView::kRows]) {
+  // Scores of tile t in acc_s -> the score domain, the masks (the plan's only on a partial
+  // tile: `partial` is true_type or false_type), the online softmax; acc_s becomes the tile's
+  // probabilities and `correction` O's rescale factors.
+  float correction[Mma::SView::kRows];
+  auto softmax_tile = [&](auto partial, int t) {
     if constexpr (ScoreMod::kModifies) ScoreMod::apply(acc_s);  // before the masks: they stay -inf
-    const Tile tile{view, q_origin, kv_block * kBlockKv, work.tile_begin + t};
-    if constexpr (Mask::kMasksPartialTiles) {
-      if (t < work.partial_count) Mask::apply(acc_s, tile);
+    const Tile tile{view, q_origin, Config::tile_kv(work.tile_begin + t) * kBlockKv,
+                    work.tile_begin + t};
+    if constexpr (decltype(partial)::value) {  // dependent on `partial`, so discarded per call
+      if constexpr (Mask::kMasksPartialTiles) Mask::apply(acc_s, tile);
     }
     if constexpr (Segments::kMasks) segments.apply(acc_s, tile);
     softmax.update(acc_s, correction);
@@ -93,21 +102,24 @@ CUTE_DEVICE void consume(Params const& params, typename ForwardTraits<Config>::S
     warpgroup_wait<0>();
     warpgroup_fence_operand(acc_s);
     release(&smem.k_empty[first.stage]);
-    float correction[Mma::SView::kRows];
-    softmax_tile(0, Config::tile_kv(work.tile_begin), correction);  // O is still 0: no rescale
+    if (work.partial_count > 0) {
+      softmax_tile(cute::true_type{}, 0);  // O is still 0: no rescale
+    } else {
+      softmax_tile(cute::false_type{}, 0);
+    }
     probabilities_to_p();
 
-    CUTE_NO_UNROLL
-    for (int t = 1; t < work.tile_count; ++t) {
+    // Tile t >= 1: S = Q K^T of tile t and O += P V of tile t - 1 in flight, the softmax of t
+    // between the two waits.
+    auto step = [&](auto partial, int t) {
       const Ring current = Ring::at(t);
       const Ring previous = Ring::at(t - 1);
-
-      // S = Q K^T of tile t and O += P V of tile t - 1, both in flight.
       Barrier::wait(&smem.k_full[current.stage], current.phase);
       warpgroup_fence_operand(acc_s);
       warpgroup_arrive();
       wgmma_tile(mma_qk, tSrQ, tSrK(_, _, _, current.stage), acc_s, true);
       warpgroup_commit_batch();
+      scale_rows(acc_o, correction);  // to tile t - 1's max, before its P V adds to O
       Barrier::wait(&smem.v_full[previous.stage], previous.phase);
       warpgroup_fence_operand(acc_o);
       warpgroup_fence_operand(frag_p);
@@ -118,17 +130,22 @@ CUTE_DEVICE void consume(Params const& params, typename ForwardTraits<Config>::S
       warpgroup_fence_operand(acc_s);
       release(&smem.k_empty[current.stage]);
 
-      softmax_tile(t, Config::tile_kv(work.tile_begin + t), correction);
+      softmax_tile(partial, t);
 
       warpgroup_wait<0>();  // P V of tile t - 1 is done: its V stage and P are free
       warpgroup_fence_operand(acc_o);
       release(&smem.v_empty[previous.stage]);
-      scale_rows(acc_o, correction);
       probabilities_to_p();
-    }
+    };
+    int t = 1;
+    CUTE_NO_UNROLL
+    for (; t < work.partial_count; ++t) step(cute::true_type{}, t);
+    CUTE_NO_UNROLL
+    for (; t < work.tile_count; ++t) step(cute::false_type{}, t);
 
     // O += P V of the last tile.
     const Ring last = Ring::at(work.tile_count - 1);
+    scale_rows(acc_o, correction);
     Barrier::wait(&smem.v_full[last.stage], last.phase);
     warpgroup_fence_operand(acc_o);
     warpgroup_fence_operand(frag_p);
