@@ -361,8 +361,14 @@ int run(int argc, char** argv) {
   std::cout << "  sample: " << result.sample << "\n"
             << "  compile " << format("%.2f", result.compile_seconds) << " s; grid steps run "
             << result.steps_run << " (" << result.steps_skipped << " outside the sample) in "
-            << format("%.2f", result.run_seconds) << " s\n"
-            << "  out error " << format("%.2e", result.comparison.out_error) << " (tolerance "
+            << format("%.2f", result.run_seconds) << " s\n";
+  if (spec.segment_ids) {
+    const DocumentStepCounts& steps = result.document_steps;
+    std::cout << "  steps the plan keeps " << steps.planned << ": " << steps.dead
+              << " dead (skipped by the document ranges), " << steps.one_document
+              << " inside one document (no id comparison), " << steps.compared() << " compare ids\n";
+  }
+  std::cout << "  out error " << format("%.2e", result.comparison.out_error) << " (tolerance "
             << format("%.0e", result.tolerance.out_relative) << "), lse error "
             << format("%.2e", result.comparison.lse_error) << " (tolerance " << format("%.0e", result.tolerance.lse_absolute)
             << (spec.lse ? ")" : "; no lse output)") << ": " << (result.passed() ? "PASS" : "FAIL") << "\n";

@@ -35,7 +35,6 @@ class Draws {
 constexpr double kSixteenBitSpan = 120;  // exp(120) overflows f32 (max ~ exp(88.7))
 constexpr double kFloat32Span = 12;
 constexpr double kSinkSpread = 3;
-constexpr int32_t kAbsentDocument = 1 << 20;  // kv ids no q row carries
 
 using Direction = std::vector<double>;
 
@@ -61,13 +60,19 @@ void append_documents(Draws& draws, int64_t length, int64_t longest, std::vector
   }
 }
 
-// The first quarter of a row packs many short documents, one long document fills the rest:
-// boundaries inside the first tiles, and a document longer than any local window.
+// The first 5/16 of a row packs many short documents, one document runs to the middle and
+// another fills the last half: boundaries inside the first tiles, a document longer than any
+// local window, and all three kinds of step the tpu forward tells apart across documents
+// (docs/block-plan.md): a q block of the last half against a kv block of the first is dead,
+// two blocks inside the last half lie in one document, and a block of the short documents
+// compares ids, also against a later q block of the middle document, since 5/16 puts that
+// document's start inside a block rather than on a block edge.
 std::vector<int64_t> document_lengths(Draws& draws, int64_t length, const InputDesign& design) {
   std::vector<int64_t> lengths;
-  const int64_t packed = length / 4;
+  const int64_t packed = length * 5 / 16, half = length / 2;
   append_documents(draws, packed, design.short_document, lengths);
-  if (length > packed) lengths.push_back(length - packed);
+  for (const int64_t part : {half - packed, length - half})
+    if (part > 0) lengths.push_back(part);
   return lengths;
 }
 
@@ -152,10 +157,13 @@ AttentionInputs verification_inputs(const Spec& spec, uint64_t seed) {
       const std::vector<int64_t> q_lengths = document_lengths(draws, sh.q_len, design);
       const std::vector<int64_t> kv_lengths = kv_lengths_for(draws, q_lengths, sh.q_len, sh.kv_len);
       std::vector<int32_t> q_ids, kv_ids;
+      // Document n has id 2n on both sides, or 2n + 1 on the kv side when it is absent there
+      // (an id no q row carries): ids grow along the row on both sides, so each block's
+      // (min, max) range is as narrow as its documents.
       for (std::size_t d = 0; d < q_lengths.size(); ++d) {
-        q_ids.push_back(static_cast<int32_t>(d));
-        const bool absent = d + 1 < q_lengths.size() && draws.below(8) == 0;  // never the long one
-        kv_ids.push_back(absent ? kAbsentDocument + static_cast<int32_t>(d) : static_cast<int32_t>(d));
+        q_ids.push_back(static_cast<int32_t>(2 * d));
+        const bool absent = d + 2 < q_lengths.size() && draws.below(8) == 0;  // never the two long ones
+        kv_ids.push_back(static_cast<int32_t>(2 * d + (absent ? 1 : 0)));
       }
       append_runs(q_lengths, q_ids, in.q_segment_ids);
       append_runs(kv_lengths, kv_ids, in.kv_segment_ids);

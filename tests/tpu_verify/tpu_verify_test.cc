@@ -9,10 +9,12 @@
 
 #include <gtest/gtest.h>
 
+#include "document_skips.h"
 #include "spec.h"
 #include "spec_outputs.h"
 #include "template_engine.h"
 #include "tpu_verifier.h"
+#include "verification_inputs.h"
 
 namespace kgen {
 namespace {
@@ -116,6 +118,37 @@ INSTANTIATE_TEST_SUITE_P(Features, TpuKernelMatchesReference,
                                            FeatureSpec{kCausalBf16}, FeatureSpec{kSoftcapSegmentsSinks}),
                          [](const auto& info) { return spec_from(info.param.json).name; });
 
+// Tiles skipped across documents (docs/block-plan.md): the steps the CPU run reports as dead,
+// inside one document and comparing ids are count_document_steps' for the inputs' packed
+// documents (each batch row's ids, every head), and all three occur.
+TEST(DocumentSkips, CountsAreTheRulesOnTheInputs) {
+  for (const std::string& json : {kSegments, kSoftcapSegmentsSinks}) {
+    const Spec spec = spec_from(json);
+    const TpuVerifyResult result = verify(spec, tpu_module(spec));
+    EXPECT_TRUE(result.passed()) << spec.name;
+    const Shape& s = spec.shape;
+    const AttentionInputs in = verification_inputs(spec, TpuVerifyOptions{}.seed);
+    const TileShape tiles{s.q_len, s.kv_len, spec.tpu->block_q, spec.tpu->block_kv};
+    DocumentStepCounts expected;
+    for (int64_t b = 0; b < s.batch; ++b) {
+      const std::vector<int32_t> q_ids(in.q_segment_ids.begin() + b * s.q_len, in.q_segment_ids.begin() + (b + 1) * s.q_len);
+      const std::vector<int32_t> kv_ids(in.kv_segment_ids.begin() + b * s.kv_len,
+                                        in.kv_segment_ids.begin() + (b + 1) * s.kv_len);
+      const DocumentStepCounts row = count_document_steps(spec.masks, s.q_heads, tiles, q_ids, kv_ids);
+      expected.planned += row.planned;
+      expected.dead += row.dead;
+      expected.one_document += row.one_document;
+    }
+    const DocumentStepCounts& run = result.document_steps;
+    EXPECT_EQ(run.planned, expected.planned) << spec.name;
+    EXPECT_EQ(run.dead, expected.dead) << spec.name;
+    EXPECT_EQ(run.one_document, expected.one_document) << spec.name;
+    EXPECT_GT(run.dead, 0) << spec.name;
+    EXPECT_GT(run.one_document, 0) << spec.name;
+    EXPECT_GT(run.compared(), 0) << spec.name;
+  }
+}
+
 struct Edit {
   std::string from;  // an ECMAScript regex; every match is replaced, and one must exist
   std::string to;    // $1 names the first group
@@ -180,6 +213,15 @@ INSTANTIATE_TEST_SUITE_P(
         Mutation{"sink_ignored", kSoftcapSegmentsSinks,  // m and l start as without a sink
                  {{"%m_init = vector.broadcast %sink_log2", "%m_init = vector.broadcast %mask_value"},
                   {"%l_init = arith.constant dense<7.812500e-03>", "%l_init = arith.constant dense<0.000000e+00>"}}},
+        // The document skip's rule planted wrong (docs/block-plan.md): ranges that touch
+        // (q.max == kv.min, or kv.max == q.min) taken as apart, so steps with keys to attend
+        // are skipped; and the copy without the id comparison run on every live step.
+        Mutation{"touching_q_range_taken_apart", kSoftcapSegmentsSinks,
+                 {{"%q_reaches_kv = arith.cmpi sge", "%q_reaches_kv = arith.cmpi sgt"}}},
+        Mutation{"touching_kv_range_taken_apart", kSoftcapSegmentsSinks,
+                 {{"%kv_reaches_q = arith.cmpi sge", "%kv_reaches_q = arith.cmpi sgt"}}},
+        Mutation{"one_document_copy_everywhere", kSoftcapSegmentsSinks,
+                 {{"scf.if %one_document", "scf.if %live"}}},
         Mutation{"segment_ids_ignored", kSoftcapSegmentsSinks,
                  {{R"(arith.cmpi eq, %q_ids_(\d+), %kv_ids_\d+)", "arith.cmpi eq, %q_ids_$1, %q_ids_$1"}}},
         Mutation{"rescale_of_l_dropped", kSoftcapSegmentsSinks,
