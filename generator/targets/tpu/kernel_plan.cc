@@ -340,14 +340,21 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
                             {"segment_input", "logits"},
                             {"softmax_input", compare_ids ? "s_segmented" : "logits"}});
   };
+  // The template writes the variants in order, the first opening `scf.if %one_document`, the
+  // second its else.
+  const auto variant = [&](bool opens_one_document, bool opens_comparing, bool compare_ids) {
+    Json json = copies(compare_ids);
+    json["opens_one_document"] = opens_one_document;
+    json["opens_comparing"] = opens_comparing;
+    return json;
+  };
   if (spec.segment_ids) {
     const int64_t q_blocks = (s.q_len + bq - 1) / bq, kv_blocks = (s.kv_len + bkv - 1) / bkv;
     context["q_ranges_type"] = memref_type({s.batch, 2, q_blocks}, "i32", "smem");
     context["kv_ranges_type"] = memref_type({s.batch, 2, kv_blocks}, "i32", "smem");
-    context["one_document"] = Json::array({copies(false)});
-    context["comparing"] = Json::array({copies(true)});
+    context["step_variants"] = Json::array({variant(true, false, false), variant(false, true, true)});
   } else {
-    context.update(copies(false));
+    context["step_variants"] = Json::array({variant(false, false, false)});
   }
   context.update(base2_logit_constants(spec));
   context.update(tpu_tile_types(spec, bq, bkv, bkvc));
