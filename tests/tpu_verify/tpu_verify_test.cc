@@ -12,6 +12,7 @@
 #include "document_skips.h"
 #include "spec.h"
 #include "spec_outputs.h"
+#include "tpu_arrays.h"
 #include "template_engine.h"
 #include "tpu_verifier.h"
 #include "verification_inputs.h"
@@ -117,6 +118,13 @@ INSTANTIATE_TEST_SUITE_P(Features, TpuKernelMatchesReference,
                                            FeatureSpec{kComposed}, FeatureSpec{per_head_spec()},
                                            FeatureSpec{kCausalBf16}, FeatureSpec{kSoftcapSegmentsSinks}),
                          [](const auto& info) { return spec_from(info.param.json).name; });
+
+// The range operands' layout: [batch][2][blocks], row 0 the minima, row 1 the maxima; a
+// partial last block over the positions it has.
+TEST(DocumentSkips, RangeRowsAreBatchRowThenBlock) {
+  const std::vector<int32_t> ids = {0, 0, 1, 3, 3, /* batch 1 */ 7, 5, 5, 6, 9};
+  EXPECT_EQ(block_range_rows(ids, 2, 5, 2), (std::vector<int32_t>{0, 1, 3, 0, 3, 3, 5, 5, 9, 7, 6, 9}));
+}
 
 // Tiles skipped across documents (docs/block-plan.md): the steps the CPU run reports as dead,
 // inside one document and comparing ids are count_document_steps' for the inputs' packed
