@@ -60,18 +60,18 @@ void append_documents(Draws& draws, int64_t length, int64_t longest, std::vector
   }
 }
 
-// The first 5/16 of a row packs many short documents, one document runs to the middle and
-// another fills the last half: boundaries inside the first tiles, a document longer than any
-// local window, and all three kinds of step the tpu forward tells apart across documents
-// (docs/block-plan.md): a q block of the last half against a kv block of the first is dead,
-// two blocks inside the last half lie in one document, and a block of the short documents
-// compares ids, also against a later q block of the middle document, since 5/16 puts that
-// document's start inside a block rather than on a block edge.
+// The first 5/16 of a row packs many short documents, one document runs to 17/32 of it and
+// another fills the rest: boundaries inside the first tiles, a document longer than any local
+// window, and all three kinds of step the tpu forward tells apart across documents
+// (docs/block-plan.md): a q block of the last document against a kv block before it is dead,
+// two blocks inside one long document lie in one document, and the others compare ids. 5/16
+// and 17/32 put both long documents' starts inside blocks rather than on block edges, so a q
+// block that begins in one document and ends in the next meets kv blocks of either alone.
 std::vector<int64_t> document_lengths(Draws& draws, int64_t length, const InputDesign& design) {
   std::vector<int64_t> lengths;
-  const int64_t packed = length * 5 / 16, half = length / 2;
+  const int64_t packed = length * 5 / 16, second_end = length * 17 / 32;
   append_documents(draws, packed, design.short_document, lengths);
-  for (const int64_t part : {half - packed, length - half})
+  for (const int64_t part : {second_end - packed, length - second_end})
     if (part > 0) lengths.push_back(part);
   return lengths;
 }

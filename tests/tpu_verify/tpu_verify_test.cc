@@ -97,6 +97,13 @@ const std::string kSoftcapSegmentsSinks = R"({"name": "softcap_segments_sinks", 
   "shape": {"q_heads": 2, "q_len": 512, "head_dim": 128}, "mask": {"type": "causal"},
   "targets": {"tpu": {"generation": "v5e", "block_q": 128, "block_kv": 256, "block_kv_compute": 128}}})";
 
+// Segment ids over 1024 positions in blocks of 128: with the verification inputs' documents
+// (docs/verification.md) every kind of step the forward tells apart across documents occurs,
+// dead, inside one document and comparing ids, on partial and full tiles.
+const std::string kDocuments = R"({"name": "documents", "kind": "attention_forward", "dtype": "bfloat16",
+  "segment_ids": true, "outputs": {"lse": true}, "shape": {"batch": 2, "q_heads": 2, "q_len": 1024, "head_dim": 128},
+  "mask": {"type": "causal"}, "targets": {"tpu": {"generation": "v5e", "block_q": 128, "block_kv": 128}}})";
+
 struct FeatureSpec {
   std::string json;
 };
@@ -116,7 +123,8 @@ TEST_P(TpuKernelMatchesReference, OnEveryPair) {
 INSTANTIATE_TEST_SUITE_P(Features, TpuKernelMatchesReference,
                          ::testing::Values(FeatureSpec{kMaskedRows}, FeatureSpec{kSinks}, FeatureSpec{kSegments},
                                            FeatureSpec{kComposed}, FeatureSpec{per_head_spec()},
-                                           FeatureSpec{kCausalBf16}, FeatureSpec{kSoftcapSegmentsSinks}),
+                                           FeatureSpec{kCausalBf16}, FeatureSpec{kSoftcapSegmentsSinks},
+                                           FeatureSpec{kDocuments}),
                          [](const auto& info) { return spec_from(info.param.json).name; });
 
 // The range operands' layout: [batch][2][blocks], row 0 the minima, row 1 the maxima; a
@@ -128,9 +136,9 @@ TEST(DocumentSkips, RangeRowsAreBatchRowThenBlock) {
 
 // Tiles skipped across documents (docs/block-plan.md): the steps the CPU run reports as dead,
 // inside one document and comparing ids are count_document_steps' for the inputs' packed
-// documents (each batch row's ids, every head), and all three occur.
+// documents (each batch row's ids, every head), and in the documents spec all three occur.
 TEST(DocumentSkips, CountsAreTheRulesOnTheInputs) {
-  for (const std::string& json : {kSegments, kSoftcapSegmentsSinks}) {
+  for (const std::string& json : {kDocuments, kSegments, kSoftcapSegmentsSinks}) {
     const Spec spec = spec_from(json);
     const TpuVerifyResult result = verify(spec, tpu_module(spec));
     EXPECT_TRUE(result.passed()) << spec.name;
@@ -151,9 +159,11 @@ TEST(DocumentSkips, CountsAreTheRulesOnTheInputs) {
     EXPECT_EQ(run.planned, expected.planned) << spec.name;
     EXPECT_EQ(run.dead, expected.dead) << spec.name;
     EXPECT_EQ(run.one_document, expected.one_document) << spec.name;
-    EXPECT_GT(run.dead, 0) << spec.name;
-    EXPECT_GT(run.one_document, 0) << spec.name;
-    EXPECT_GT(run.compared(), 0) << spec.name;
+    if (json == kDocuments) {
+      EXPECT_GT(run.dead, 0);
+      EXPECT_GT(run.one_document, 0);
+      EXPECT_GT(run.compared(), 0);
+    }
   }
 }
 
@@ -224,11 +234,11 @@ INSTANTIATE_TEST_SUITE_P(
         // The document skip's rule planted wrong (docs/block-plan.md): ranges that touch
         // (q.max == kv.min, or kv.max == q.min) taken as apart, so steps with keys to attend
         // are skipped; and the copy without the id comparison run on every live step.
-        Mutation{"touching_q_range_taken_apart", kSoftcapSegmentsSinks,
+        Mutation{"touching_q_range_taken_apart", kDocuments,
                  {{"%q_reaches_kv = arith.cmpi sge", "%q_reaches_kv = arith.cmpi sgt"}}},
-        Mutation{"touching_kv_range_taken_apart", kSoftcapSegmentsSinks,
+        Mutation{"touching_kv_range_taken_apart", kDocuments,
                  {{"%kv_reaches_q = arith.cmpi sge", "%kv_reaches_q = arith.cmpi sgt"}}},
-        Mutation{"one_document_copy_everywhere", kSoftcapSegmentsSinks,
+        Mutation{"one_document_copy_everywhere", kDocuments,
                  {{"scf.if %one_document", "scf.if %live"}}},
         Mutation{"segment_ids_ignored", kSoftcapSegmentsSinks,
                  {{R"(arith.cmpi eq, %q_ids_(\d+), %kv_ids_\d+)", "arith.cmpi eq, %q_ids_$1, %q_ids_$1"}}},
