@@ -60,16 +60,20 @@ void append_documents(Draws& draws, int64_t length, int64_t longest, std::vector
   }
 }
 
-// The first 5/16 of a row packs many short documents, one document runs to 17/32 of it and
-// another fills the rest: boundaries inside the first tiles, a document longer than any local
-// window, and all three kinds of step the tpu forward tells apart across documents
-// (docs/block-plan.md): a q block of the last document against a kv block before it is dead,
-// two blocks inside one long document lie in one document, and the others compare ids. 5/16
-// and 17/32 put both long documents' starts inside blocks rather than on block edges, so a q
-// block that begins in one document and ends in the next meets kv blocks of either alone.
-std::vector<int64_t> document_lengths(Draws& draws, int64_t length, const InputDesign& design) {
+// The first part of a row packs many short documents, then two long documents fill it:
+// boundaries inside the first tiles, a document longer than any local window, and all three
+// kinds of step the tpu forward tells apart across documents (docs/block-plan.md): a q block
+// of a later document against a kv block before it is dead, two blocks inside one long
+// document lie in one document, and the others compare ids. The boundaries fall inside
+// blocks rather than on block edges, so a q block that begins in one document and ends in the
+// next meets kv blocks of either alone. Even batch rows end the short documents at 5/16 of the
+// row and the second at 17/32, odd rows at 1/3 and 25/32: a local window's edge then falls
+// inside a long document both on steps inside one document and on steps that compare ids.
+std::vector<int64_t> document_lengths(Draws& draws, int64_t length, const InputDesign& design, int64_t row) {
   std::vector<int64_t> lengths;
-  const int64_t packed = length * 5 / 16, second_end = length * 17 / 32;
+  const bool odd = row % 2 == 1;
+  const int64_t packed = odd ? length / 3 : length * 5 / 16;
+  const int64_t second_end = odd ? length * 25 / 32 : length * 17 / 32;
   append_documents(draws, packed, design.short_document, lengths);
   for (const int64_t part : {second_end - packed, length - second_end})
     if (part > 0) lengths.push_back(part);
@@ -154,7 +158,7 @@ AttentionInputs verification_inputs(const Spec& spec, uint64_t seed) {
 
   if (spec.segment_ids) {
     for (int64_t b = 0; b < sh.batch; ++b) {
-      const std::vector<int64_t> q_lengths = document_lengths(draws, sh.q_len, design);
+      const std::vector<int64_t> q_lengths = document_lengths(draws, sh.q_len, design, b);
       const std::vector<int64_t> kv_lengths = kv_lengths_for(draws, q_lengths, sh.q_len, sh.kv_len);
       std::vector<int32_t> q_ids, kv_ids;
       // Document n has id 2n on both sides, or 2n + 1 on the kv side when it is absent there

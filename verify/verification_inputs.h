@@ -40,9 +40,9 @@ InputDesign input_design(const Spec& spec);
 
 // The same (spec, seed) gives the same inputs on every machine and standard library. q, k
 // and v are rounded to spec.dtype and never 0; v is uniform in (-1, 1). Sinks are f32.
-// Segment ids: in the first 5/16 of each row many short documents (log-uniform lengths
-// from 1 to short_document tokens), then one document to 17/32 of the row and one filling
-// the rest, longer than a local window; the kv side has the q side's boundaries (scaled when
+// Segment ids: in the first 5/16 of each row (1/3 in odd batch rows) many short documents
+// (log-uniform lengths from 1 to short_document tokens), then one document to 17/32 of the
+// row (25/32) and one filling the rest, longer than a local window; the kv side has the q side's boundaries (scaled when
 // kv_len differs), except that about one boundary in six is moved by up to 8 tokens and one
 // short document in eight is absent from kv (its rows have nothing to attend). Document n
 // has id 2n, on the kv side 2n + 1 where it is absent, so ids grow along both sides.
