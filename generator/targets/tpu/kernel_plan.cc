@@ -349,9 +349,9 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
     return json;
   };
   if (spec.segment_ids) {
-    const int64_t q_blocks = (s.q_len + bq - 1) / bq, kv_blocks = (s.kv_len + bkv - 1) / bkv;
-    context["q_ranges_type"] = memref_type({s.batch, 2, q_blocks}, "i32", "smem");
-    context["kv_ranges_type"] = memref_type({s.batch, 2, kv_blocks}, "i32", "smem");
+    const std::vector<TpuOperand> ranges = document_range_operands(spec);
+    context["q_ranges_type"] = memref_type(ranges[0].shape, "i32", "smem");
+    context["kv_ranges_type"] = memref_type(ranges[1].shape, "i32", "smem");
     context["step_variants"] = Json::array({variant(true, false, false), variant(false, true, true)});
   } else {
     context["step_variants"] = Json::array({variant(false, false, false)});
