@@ -194,7 +194,7 @@ class Evaluator:
       stores = self.l.spill_st.get(m.group(1), [])
       before = [s for s in stores if s[0] < addr] or stores
       return self.value(before[-1][1], addr, depth + 1) if before else None
-    m = re.match(r"sld \[smem:\[#allocation(\d+)[\] +]", d)
+    m = re.match(r"sld \[smem:\[#allocation(\d+)(?: \+ ([^\]]+))?\]", d)
     if m:
       table = self.l.smem_tables.get(m.group(1))
       if table and table[0] == self.env["mask_operand"]:
@@ -202,7 +202,13 @@ class Evaluator:
         # A word of a packed int8/int16 table holds the value in every lane: any byte
         # extraction the kernel does yields the tile value.
         return {32: t, 16: t * 0x00010001, 8: t * 0x01010101}.get(table[1], t)
-      return None
+      # Other int32 tables the step is walked with (the document ranges and the kv block
+      # they are read at): a function of the word offset.
+      values = self.env.get("tables", {}).get(table[0]) if table else None
+      if values is None:
+        return None
+      offset = self._operand(m.group(2), addr) if m.group(2) else 0
+      return None if offset is None else values(offset) & 0xFFFFFFFF
     m = re.search(r"iteration index, stage = \d+ iter bound = (\d+)", d)
     if m and d.startswith("sphi"):
       self.consulted.add(int(m.group(1)))
@@ -255,7 +261,8 @@ class Evaluator:
     if m:
       v = self.pred(m.group(1), depth + 1)
       return None if v is None else not v
-    m = re.match(r"p(and|or|nand|nor) (!?)(%p\S+?), (!?)(%p\S+)", d)
+    # A guard, `(!%p) a, b`, as on the compares: the operation as if it ran.
+    m = re.match(r"p(and|or|nand|nor) (?:\(!?%p[^)]+\),? )?(!?)(%p\S+?), (!?)(%p\S+)", d)
     if m:
       a, b = self.pred(m.group(3), depth + 1), self.pred(m.group(5), depth + 1)
       if a is None or b is None:
@@ -524,41 +531,117 @@ class StepCosts:
   read: a step that agrees with a walked one on every index a decided branch of that walk
   read takes the same path, so it costs the same."""
 
-  def __init__(self, listing: Listing, layout: tuple, mask_operand: int):
+  def __init__(self, listing: Listing, layout: tuple, mask_operand: int, documents=None):
     self.listing = listing
     ndim = listing.grid_ndim()
     self.dims = {role: ndim - len(layout) + k for k, role in enumerate(layout)}
     self.mask_operand = mask_operand
+    self.documents = documents
     self.memo = {}
     self.walks = 0
 
-  def __call__(self, head: int, line: int, step: int, tile: int):
+  def __call__(self, head: int, line: int, step: int, tile: int, kind: str = "compare"):
     grid = {self.dims[r]: v for r, v in (("head", head), ("line", line), ("step", step))}
-    for read, cost in self.memo.get(tile, ()):
+    for read, cost in self.memo.get((tile, kind), ()):
       if all(grid.get(d, 0) == v for d, v in read.items()):
         return cost
-    cost = walk(self.listing, {"grid": grid, "tile": tile, "mask_operand": self.mask_operand})
+    cost = walk(self.listing, self.env(grid, tile, kind))
     self.walks += 1
-    self.memo.setdefault(tile, []).append(({d: grid.get(d, 0) for d in cost["consulted"]}, cost))
+    self.memo.setdefault((tile, kind), []).append(({d: grid.get(d, 0) for d in cost["consulted"]}, cost))
     return cost
+
+  def env(self, grid: dict, tile: int, kind: str = "compare") -> dict:
+    env = {"grid": grid, "tile": tile, "mask_operand": self.mask_operand}
+    if self.documents:
+      env["tables"] = self.documents.tables(kind)
+    return env
+
+
+class DocumentSteps:
+  """The tpu forward's document range tables (docs/block-plan.md, "Tiles skipped across
+  documents") for the walk: each step kind as ranges the kernel reads, and, with `lengths`,
+  each grid step's kind for documents of those lengths packed in order (as `kgen explain
+  --document-lengths` packs them). Without lengths every live step compares ids, as a kernel
+  without the skip does."""
+
+  # (q min, q max), (kv min, kv max) of one step of each kind.
+  KINDS = {"compare": ((0, 1), (0, 1)), "one_document": ((0, 0), (0, 0)), "dead": ((1, 1), (0, 0))}
+
+  def __init__(self, operands: dict, plan: dict, spec: dict, lengths=None):
+    import numpy as np  # pylint: disable=import-outside-toplevel
+    names = [o["name"] for o in operands["scalar_prefetch"]]
+    self.index = {name: names.index(name) for name in ("data_next", "q_block_ranges", "kv_block_ranges")}
+    # SMEM pads a table's last dimension to 128 words: rows (min, max) of one batch row are
+    # that far apart.
+    self.row_words = {o["name"]: 128 * -(-o["shape"][-1] // 128) for o in operands["scalar_prefetch"]}
+    self.data_next = np.asarray(plan["data_next"])
+    self.lengths = tuple(lengths) if lengths else None
+    self.q = self.kv = self.ids = None
+    if lengths:
+      s = spec["shape"]
+      self.ids = (self._ids(lengths, s["q_len"]), self._ids(lengths, s.get("kv_len", s["q_len"])))
+      self.q = self._ranges(self.ids[0], plan["block_q"])
+      self.kv = self._ranges(self.ids[1], plan["block_kv"])
+
+  @staticmethod
+  def _ids(lengths, length):
+    import numpy as np  # pylint: disable=import-outside-toplevel
+    ids, document = [], 0
+    while len(ids) < length:
+      ids += [document] * lengths[document % len(lengths)]
+      document += 1
+    return np.asarray(ids[:length])
+
+  @staticmethod
+  def _ranges(ids, block):
+    per_block = ids.reshape(-1, block)
+    return list(zip(per_block.min(axis=1), per_block.max(axis=1)))
+
+  def tables(self, kind: str) -> dict:
+    (q_min, q_max), (kv_min, kv_max) = self.KINDS[kind]
+    def rows(name, low, high):
+      words = self.row_words[name]
+      return lambda offset: low if (offset // words) % 2 == 0 else high
+    # The kv block a step reads its range at: any block, the ranges say the same of each.
+    return {self.index["data_next"]: lambda offset: 0,
+            self.index["q_block_ranges"]: rows("q_block_ranges", q_min, q_max),
+            self.index["kv_block_ranges"]: rows("kv_block_ranges", kv_min, kv_max)}
+
+  def kind(self, head: int, line: int, step: int) -> str:
+    """The step's kind for the packed documents (document_step in generator/document_skips.h)."""
+    if self.q is None:
+      return "compare"
+    row = self.data_next[head if self.data_next.shape[0] > 1 else 0]
+    (q_min, q_max), (kv_min, kv_max) = self.q[line], self.kv[int(row[line, step])]
+    if q_max < kv_min or kv_max < q_min:
+      return "dead"
+    return "one_document" if q_min == q_max == kv_min == kv_max else "compare"
 
 
 def model(listing: Listing, block_mask, batch: int, heads: int, mask_operand: int,
-          layout: tuple = LAYOUTS["kgen"]):
+          layout: tuple = LAYOUTS["kgen"], documents: DocumentSteps | None = None):
   """Modeled bundles of the whole kernel: outside the grid loop once, then one loop trip
   per grid step (its path from the block mask), plus the pipeline's extra trips.
   block_mask: [1 or heads][lines][steps]. Step kinds: full, partial, empty at a middle step
   of a middle line; first and last: a full tile at the first step of head 0 and at the last
-  step of the last head (where an accumulator starts and is written)."""
+  step of the last head (where an accumulator starts and is written). With `documents` (the
+  forward with segment ids) these steps compare ids, and three more kinds are walked: a dead
+  full step, and a full and a partial step inside one document; every grid step takes the kind
+  `documents` gives it."""
   import numpy as np  # pylint: disable=import-outside-toplevel
   bm = np.asarray(block_mask)
   lines, width = bm.shape[-2], bm.shape[-1]
-  cost = StepCosts(listing, layout, mask_operand)
+  cost = StepCosts(listing, layout, mask_operand, documents)
   mid_line = 1 if lines >= 2 else 0
   mid = 1 if width >= 3 else 0
   kinds = {"full": cost(0, mid_line, mid, 2), "partial": cost(0, mid_line, mid, 1),
            "empty": cost(0, mid_line, mid, 0), "first": cost(0, mid_line, 0, 2),
            "last": cost(heads - 1, mid_line, width - 1, 2)}
+  if documents:
+    kinds.update({"dead": cost(0, mid_line, mid, 2, "dead"),
+                  "one_document": cost(0, mid_line, mid, 2, "one_document"),
+                  "one_document_partial": cost(0, mid_line, mid, 1, "one_document")})
+  document_steps = {"compare": 0, "one_document": 0, "dead": 0}
   total = 0
   steps = 0
   counts = {0: 0, 1: 0, 2: 0}
@@ -567,19 +650,22 @@ def model(listing: Listing, block_mask, batch: int, heads: int, mask_operand: in
     for i in range(lines):
       for j in range(width):
         t = int(row[i, j])
-        total += cost(h, i, j, t)["bundles"]
+        kind = documents.kind(h, i, j) if documents and t else "compare"
+        total += cost(h, i, j, t, kind)["bundles"]
         counts[t] += 1
+        if t:
+          document_steps[kind] += 1
         steps += 1
   total *= batch
   steps *= batch
   counts = {k: v * batch for k, v in counts.items()}
   _, _, trip = grid_loop(listing)
   extra = (trip - steps) if trip else 0
-  bubble = walk(listing, {"grid": {}, "tile": 0, "mask_operand": mask_operand},
-                unknown_taken=True)["bundles"]
+  bubble = walk(listing, cost.env({}, 0), unknown_taken=True)["bundles"]
   total += max(extra, 0) * bubble + outside_loop(listing)
   return {"kinds": kinds, "total_bundles": total, "steps": steps, "trip": trip,
           "tiles": {"empty": counts[0], "partial": counts[1], "full": counts[2]},
+          "document_steps": {k: v * batch for k, v in document_steps.items()} if documents else None,
           "extra_trips": extra, "bubble_bundles": bubble, "walks": cost.walks}
 
 
@@ -594,8 +680,9 @@ KERNEL_FLOPS = {
 }
 
 
-def allowed_pairs(spec: dict, mask_obj) -> int:
-  """Allowed (query, key) pairs over every head and batch row."""
+def allowed_pairs(spec: dict, mask_obj, ids=None) -> int:
+  """Allowed (query, key) pairs over every head and batch row; with `ids` (q ids, kv ids of
+  each batch row) only those within one document."""
   import numpy as np  # pylint: disable=import-outside-toplevel
   s = spec["shape"]
   lq = s["q_len"]
@@ -608,7 +695,10 @@ def allowed_pairs(spec: dict, mask_obj) -> int:
       n = 0
       step = 1024
       for q0 in range(0, lq, step):
-        n += int(np.count_nonzero(m[q0:min(q0 + step, lq), 0:lk]))
+        block = m[q0:min(q0 + step, lq), 0:lk]
+        if ids is not None:
+          block = block & (ids[0][q0:q0 + step, None] == ids[1][None, :])
+        n += int(np.count_nonzero(block))
       seen[key] = n
     allowed += seen[key]
   return allowed * s.get("batch", 1)
@@ -698,15 +788,19 @@ class Session:
       except OSError:
         pass
 
-  def useful(self, spec: dict, spec_dir: str, mask_obj, kernel: str) -> float:
-    """Useful FLOPs of `kernel`, the allowed pairs counted once per spec."""
-    key = (spec["name"], json.dumps(spec["shape"], sort_keys=True), json.dumps(spec.get("mask"), sort_keys=True))
+  def useful(self, spec: dict, spec_dir: str, mask_obj, kernel: str, documents=None) -> float:
+    """Useful FLOPs of `kernel`, the allowed pairs counted once per spec (with `documents`'
+    packed documents, the pairs within one document)."""
+    ids = documents.ids if documents else None
+    key = (spec["name"], json.dumps(spec["shape"], sort_keys=True), json.dumps(spec.get("mask"), sort_keys=True),
+           None if ids is None else documents.lengths)
     if key not in self.pairs:
-      self.pairs[key] = allowed_pairs(spec, mask_obj)
+      self.pairs[key] = allowed_pairs(spec, mask_obj, ids)
     s = spec["shape"]
     return 2.0 * KERNEL_FLOPS[kernel](s["head_dim"], s.get("head_dim_v", s["head_dim"])) * self.pairs[key]
 
-  def kgen(self, spec_path: str, generated: str, kernel: str = "forward", keep: bool = False) -> dict:
+  def kgen(self, spec_path: str, generated: str, kernel: str = "forward", keep: bool = False,
+           document_lengths=None) -> dict:
     """kgen's `kernel` (forward, dq or dkv) of the spec as generated under `generated`."""
     import numpy as np  # pylint: disable=import-outside-toplevel
     spec = json.load(open(spec_path, encoding="utf-8"))
@@ -723,15 +817,21 @@ class Session:
     prefetch = [o["name"] for o in ops["scalar_prefetch"]]
     bm = np.asarray(plan["block_mask"])
     layout = LAYOUTS["kgen-dkv" if kernel == "dkv" else "kgen"]
-    m = model(listing, bm, s.get("batch", 1), s["q_heads"], prefetch.index("block_mask"), layout)
+    documents = (DocumentSteps(ops, plan, spec, document_lengths) if "q_block_ranges" in prefetch else None)
+    m = model(listing, bm, s.get("batch", 1), s["q_heads"], prefetch.index("block_mask"), layout, documents)
     tiles = {"block_q": plan["block_q"], "block_kv": plan["block_kv"]}
     d = s["head_dim"]
     tile_flops = 2.0 * tiles["block_q"] * tiles["block_kv"] * KERNEL_FLOPS[kernel](d, s.get("head_dim_v", d))
-    live = (m["tiles"]["full"] + m["tiles"]["partial"]) * tile_flops
+    # Dead steps (documents that cannot meet) multiply nothing.
+    dead = m["document_steps"]["dead"] if documents else 0
+    live = (m["tiles"]["full"] + m["tiles"]["partial"] - dead) * tile_flops
     _, _, _, mask_obj = build_splash(spec, spec_dir)
     r = summarize("kgen" if kernel == "forward" else f"kgen-{kernel}", listing, m, gen, spec,
-                  self.useful(spec, spec_dir, mask_obj, kernel), live, tiles, kernel)
+                  self.useful(spec, spec_dir, mask_obj, kernel, documents), live, tiles, kernel)
     r["spec"] = name
+    if documents:
+      r["document_steps"] = m["document_steps"]
+      r["document_lengths"] = document_lengths
     # What the gate holds: the full step, or the partial step of a plan without full tiles
     # (its kernel carries no full-tile copy, so a "full" walk would take the partial path).
     r["gate_step"] = "full" if m["tiles"]["full"] else "partial"
@@ -903,7 +1003,8 @@ def markdown(rows):
 
 def print_row(r) -> None:
   print(json.dumps({k: r[k] for k in ("spec", "kernel", "bundles_per_step", "modeled_time_s",
-                                      "mfu_useful", "unresolved_branches")}), flush=True)
+                                      "mfu_useful", "unresolved_branches", "document_steps")
+                    if k in r}), flush=True)
 
 
 def main(argv=None) -> int:
@@ -916,6 +1017,9 @@ def main(argv=None) -> int:
                   help="also the dq and dkv kernels of specs with \"backward\": true (and Splash's)")
   ap.add_argument("--json", help="write the results as JSON here")
   ap.add_argument("--keep-dumps", help="dump directory to keep (default: a temp dir)")
+  ap.add_argument("--document-lengths",
+                  help="L1,L2,...: model a forward with segment ids on documents of these lengths "
+                       "packed in order (default: every live step compares ids)")
   gate = ap.add_mutually_exclusive_group()
   gate.add_argument("--record", help="write each kgen kernel's full-step figures here")
   gate.add_argument("--check", help="fail when a kgen kernel is worse than recorded here")
@@ -933,7 +1037,9 @@ def main(argv=None) -> int:
     spec_dir = os.path.dirname(os.path.abspath(spec_path))
     kernels = ["forward"] + (["dq", "dkv"] if args.backward and spec.get("backward") else [])
     for kernel in kernels:
-      rows.append(session.kgen(spec_path, args.generated, kernel, keep=bool(args.keep_dumps)))
+      lengths = [int(x) for x in args.document_lengths.split(",")] if args.document_lengths else None
+      rows.append(session.kgen(spec_path, args.generated, kernel, keep=bool(args.keep_dumps),
+                               document_lengths=lengths if kernel == "forward" else None))
       print_row(rows[-1])
     if not args.no_splash:
       rows += session.splash(spec, spec_dir, keep=bool(args.keep_dumps))

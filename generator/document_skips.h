@@ -2,8 +2,9 @@
 // kernel with segment ids reduces each block's ids to their (minimum, maximum) at run time, and
 // a step the static block plan keeps is dead when the two blocks' ranges cannot meet, or lies
 // inside one document when both blocks hold one id, the same. The rule is written here once;
-// `kgen explain --document-lengths` and the tests classify steps with document_step (no kernel on
-// main applies it yet: docs/block-plan.md).
+// `kgen explain --document-lengths` and the tests classify steps with document_step, and the
+// tpu forward's callers on the CPU (verify/tpu_arrays.h) build its range operands with
+// block_ranges (the sm90a and sm100a kernels do not apply it yet: docs/block-plan.md).
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // kgen-verify: checks a generated kernel against the float64 reference. `kgen verify`
 // runs this binary, which keeps MLIR out of the generator.
 //
-//   kgen-verify SPEC --target tpu [--generated DIR] [--seed N] [--max-pairs N] [--report FILE] [--root DIR]
+//   kgen-verify SPEC --target tpu [--generated DIR] [--seed N] [--max-pairs N] [--all-rows] [--report FILE] [--root DIR]
 //   kgen-verify SPEC --target tpu --mutants [--filter TEXT] [--sample N] [--jobs N] [--min-score PERCENT] [...]
 //   kgen-verify SPEC --target sm90a|sm100a --compile-only [--generated DIR] [--report FILE] [--root DIR]
 //   kgen-verify SPEC --target sm90a|sm100a [--generated DIR] [--seed N] [--sample auto|all|first-slice|work-items] [--report FILE]
@@ -33,6 +33,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <string>
@@ -58,7 +59,8 @@ namespace kgen {
 namespace {
 
 const char kUsage[] =
-    "usage: kgen verify SPEC --target tpu [--generated DIR] [--seed N] [--max-pairs N] [--report FILE] [--root DIR]\n"
+    "usage: kgen verify SPEC --target tpu [--generated DIR] [--seed N] [--max-pairs N] [--all-rows] [--report FILE] "
+    "[--root DIR]\n"
     "       kgen verify SPEC --target tpu --mutants [--filter TEXT] [--sample N] [--jobs N] [--min-score PERCENT] [same options]\n"
     "       kgen verify SPEC --target sm90a|sm100a --compile-only [--generated DIR] [--report FILE] [--root DIR]\n"
     "       kgen verify SPEC --target sm90a|sm100a [--generated DIR] [--seed N] [--sample auto|all|first-slice|work-items] "
@@ -273,8 +275,8 @@ int run(int argc, char** argv) {
       compile_only = true;
     } else if (arg == "--mutants") {
       mutants = true;
-    } else if (arg == "--gpu") {
-      options["--gpu"] = "";
+    } else if (arg == "--gpu" || arg == "--all-rows") {
+      options[arg] = "";
     } else if (arg == "--target" || arg == "--generated" || arg == "--seed" || arg == "--max-pairs" || arg == "--root" ||
                arg == "--receipt" || arg == "--report" || arg == "--sample" || arg == "--jobs" || arg == "--min-score" ||
                arg == "--filter") {
@@ -301,6 +303,7 @@ int run(int argc, char** argv) {
     if (options.count(option) && !mutants && !(cuda && std::string(option) == "--sample"))
       throw SpecError(std::string(option) + ": only with --mutants\n" + kUsage);
   if (options.count("--min-score") && !mutants) throw SpecError(std::string("--min-score: only with --mutants\n") + kUsage);
+  if (options.count("--all-rows") && cuda) throw SpecError(std::string("--all-rows: only for --target tpu\n") + kUsage);
   if (options.count("--receipt") && !options.count("--gpu"))
     throw SpecError(std::string("--receipt: only for the GPU harness (--target sm90a --gpu)\n") + kUsage);
   if (options.count("--report") && mutants)
@@ -350,6 +353,9 @@ int run(int argc, char** argv) {
   TpuVerifyOptions verify;
   if (options.count("--seed")) verify.seed = static_cast<uint64_t>(parse_count("--seed", options["--seed"]));
   if (options.count("--max-pairs")) verify.max_pairs = static_cast<int>(parse_count("--max-pairs", options["--max-pairs"]));
+  // Every reference row of the sampled pairs, however long the sequence: what a mutation
+  // score needs, where one mutant may move a single key of a few rows (a window's edge).
+  if (options.count("--all-rows")) verify.dense_row_budget = std::numeric_limits<int64_t>::max();
 
   if (spec.decode) return verify_tpu_decode(spec, generated, verify, options, mutants);
   const std::string module_path = generated + "/" + spec.name + "/" + generated_file_name(spec.name, "tpu", "mlir");
@@ -361,8 +367,14 @@ int run(int argc, char** argv) {
   std::cout << "  sample: " << result.sample << "\n"
             << "  compile " << format("%.2f", result.compile_seconds) << " s; grid steps run "
             << result.steps_run << " (" << result.steps_skipped << " outside the sample) in "
-            << format("%.2f", result.run_seconds) << " s\n"
-            << "  out error " << format("%.2e", result.comparison.out_error) << " (tolerance "
+            << format("%.2f", result.run_seconds) << " s\n";
+  if (spec.segment_ids) {
+    const DocumentStepCounts& steps = result.document_steps;
+    std::cout << "  steps the plan keeps " << steps.planned << ": " << steps.dead
+              << " dead (skipped by the document ranges), " << steps.one_document
+              << " inside one document (no id comparison), " << steps.compared() << " compare ids\n";
+  }
+  std::cout << "  out error " << format("%.2e", result.comparison.out_error) << " (tolerance "
             << format("%.0e", result.tolerance.out_relative) << "), lse error "
             << format("%.2e", result.comparison.lse_error) << " (tolerance " << format("%.0e", result.tolerance.lse_absolute)
             << (spec.lse ? ")" : "; no lse output)") << ": " << (result.passed() ? "PASS" : "FAIL") << "\n";

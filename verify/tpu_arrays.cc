@@ -104,4 +104,60 @@ std::vector<std::vector<int32_t>> prefetch_tables(const SplashPlan& plan) {
   return tables;
 }
 
+std::vector<int32_t> block_range_rows(const std::vector<int32_t>& ids, int64_t batch, int64_t length, int64_t block) {
+  const int64_t blocks = (length + block - 1) / block;
+  std::vector<int32_t> rows(static_cast<std::size_t>(batch * 2 * blocks));
+  for (int64_t b = 0; b < batch; ++b) {
+    const std::vector<IdRange> ranges = block_ranges(ids.data() + b * length, length, block);
+    for (int64_t k = 0; k < blocks; ++k) {
+      rows[static_cast<std::size_t>((b * 2 + 0) * blocks + k)] = ranges[static_cast<std::size_t>(k)].min;
+      rows[static_cast<std::size_t>((b * 2 + 1) * blocks + k)] = ranges[static_cast<std::size_t>(k)].max;
+    }
+  }
+  return rows;
+}
+
+std::vector<std::vector<int32_t>> forward_prefetch_tables(const Spec& spec, const SplashPlan& plan,
+                                                          const AttentionInputs& in) {
+  std::vector<std::vector<int32_t>> tables = prefetch_tables(plan);
+  if (spec.segment_ids) {
+    const Shape& s = spec.shape;
+    tables.push_back(block_range_rows(in.q_segment_ids, s.batch, s.q_len, spec.tpu->block_q));
+    tables.push_back(block_range_rows(in.kv_segment_ids, s.batch, s.kv_len, spec.tpu->block_kv));
+  }
+  return tables;
+}
+
+DocumentStepCounts forward_document_steps(const Spec& spec, const SplashPlan& plan,
+                                          const std::vector<std::vector<int32_t>>& tables,
+                                          const std::function<bool(int64_t b, int64_t h)>& sampled) {
+  const Shape& s = spec.shape;
+  const Table3<int8_t>& tiles = plan.block_mask;
+  const int64_t q_blocks = (s.q_len + spec.tpu->block_q - 1) / spec.tpu->block_q;
+  const int64_t kv_blocks = (s.kv_len + spec.tpu->block_kv - 1) / spec.tpu->block_kv;
+  const std::size_t ranges = tables.size() - 2;  // q_block_ranges' place, when there are ranges
+  const auto range = [&](std::size_t table, int64_t b, int64_t blocks, int64_t block) {
+    const std::vector<int32_t>& rows = tables[table];
+    return IdRange{rows[static_cast<std::size_t>((b * 2 + 0) * blocks + block)],
+                   rows[static_cast<std::size_t>((b * 2 + 1) * blocks + block)]};
+  };
+  DocumentStepCounts counts;
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t h = 0; h < s.q_heads; ++h) {
+      if (!sampled(b, h)) continue;
+      const int64_t row = tiles.rows == 1 ? 0 : h;
+      for (int64_t qb = 0; qb < tiles.q_blocks; ++qb)
+        for (int64_t step = 0; step < tiles.cols; ++step) {
+          if (tiles.at(row, qb, step) == kEmptyTile) continue;
+          ++counts.planned;
+          if (!spec.segment_ids) continue;
+          const int64_t kv_block = plan.data_next.at(row, qb, step);
+          const DocumentStep kind = document_step(range(ranges, b, q_blocks, qb), range(ranges + 1, b, kv_blocks, kv_block));
+          counts.dead += kind == DocumentStep::kDead;
+          counts.one_document += kind == DocumentStep::kOneDocument;
+        }
+    }
+  return counts;
+}
+
 }  // namespace kgen

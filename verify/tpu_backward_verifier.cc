@@ -146,7 +146,7 @@ TpuBackwardVerification::TpuBackwardVerification(const Spec& spec, const std::st
   const mosaic::MosaicKernel kernel = compile(forward_module, spec.name + ".tpu.mlir", d.llvm_opt_level);
   mosaic::GridOptions grid;
   grid.sample = [&](const std::vector<int64_t>& index) { return d.sample.pair(spec, index[0], index[1]); };
-  d.forward_seconds = mosaic::run_grid(kernel, prefetch_tables(forward_plan), forward.views(), grid).seconds;
+  d.forward_seconds = mosaic::run_grid(kernel, forward_prefetch_tables(spec, forward_plan, d.inputs), forward.views(), grid).seconds;
   d.out = forward["out"];
   d.lse = forward["lse"];
   const TpuOperand* out_operand = nullptr;

@@ -88,9 +88,8 @@ TpuVerification::TpuVerification(const Spec& spec, const TpuVerifyOptions& optio
   d.llvm_opt_level = options.llvm_opt_level;
   d.plan = tpu_splash_plan(spec);
   d.operands = tpu_operands(spec, d.plan);
-  d.prefetch = prefetch_tables(d.plan);
-
   const AttentionInputs inputs = verification_inputs(spec, options.seed);
+  d.prefetch = forward_prefetch_tables(spec, d.plan, inputs);
   for (const TpuOperand& op : d.operands)
     if (op.role == TpuOperand::Role::kInput) d.inputs.push_back(input_array(op, spec, inputs, d.plan));
 
@@ -150,6 +149,9 @@ TpuVerifyResult TpuVerification::run(const mosaic::MosaicKernel& kernel) const {
   const mosaic::GridStats stats = mosaic::run_grid(kernel, d.prefetch, windows, grid);
   result.steps_run = stats.steps_run;
   result.steps_skipped = stats.steps_skipped;
+  result.document_steps = forward_document_steps(spec, d.plan, d.prefetch, [&](int64_t b, int64_t h) {
+    return d.sample.pairs.count({b, h}) > 0;
+  });
   result.run_seconds = stats.seconds;
 
   // Compare only the sampled rows; lse comes back lane-replicated, lane 0 is read.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compare.h"
+#include "document_skips.h"
 #include "mosaic_kernel.h"
 #include "spec.h"
 
@@ -36,6 +37,9 @@ struct TpuVerifyResult {
   std::string sample;  // what was run and compared, in words
   int64_t steps_run = 0;
   int64_t steps_skipped = 0;
+  // The sampled pairs' steps the plan keeps, and of those, with segment ids, the dead ones
+  // (skipped by the document ranges) and those inside one document (no id comparison).
+  DocumentStepCounts document_steps;
   double compile_seconds = 0;
   double run_seconds = 0;
   bool passed() const { return comparison.within(tolerance); }

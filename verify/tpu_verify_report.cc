@@ -20,7 +20,7 @@ Json rounded(double value) {
 }  // namespace
 
 Json tpu_verify_facts(const Spec& spec, const TpuVerifyOptions& options, const TpuVerifyResult& result) {
-  return {{"executor", "kgen-verify: the kernel's own MLIR lowered and JIT-compiled by MLIR " LLVM_VERSION_STRING
+  Json facts = {{"executor", "kgen-verify: the kernel's own MLIR lowered and JIT-compiled by MLIR " LLVM_VERSION_STRING
                        " on the CPU, run over the sampled grid with Mosaic's pipeline semantics"},
           {"reference", "float64 dense reference (docs/spec-format.md section 3)"},
           {"inputs", "kgen::verification_inputs: every feature made visible (docs/verification.md)"},
@@ -34,6 +34,14 @@ Json tpu_verify_facts(const Spec& spec, const TpuVerifyOptions& options, const T
           {"lse_error", spec.lse ? rounded(result.comparison.lse_error) : Json()},
           {"lse_tolerance", result.tolerance.lse_absolute},
           {"passed", result.passed()}};
+  if (spec.segment_ids) {
+    const DocumentStepCounts& steps = result.document_steps;
+    facts["document_steps"] = {{"planned", steps.planned},
+                               {"dead", steps.dead},
+                               {"one_document", steps.one_document},
+                               {"compared", steps.compared()}};
+  }
+  return facts;
 }
 
 Json tpu_backward_facts(const Spec& spec, const TpuBackwardResult& result) {

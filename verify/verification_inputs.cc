@@ -35,7 +35,6 @@ class Draws {
 constexpr double kSixteenBitSpan = 120;  // exp(120) overflows f32 (max ~ exp(88.7))
 constexpr double kFloat32Span = 12;
 constexpr double kSinkSpread = 3;
-constexpr int32_t kAbsentDocument = 1 << 20;  // kv ids no q row carries
 
 using Direction = std::vector<double>;
 
@@ -61,13 +60,23 @@ void append_documents(Draws& draws, int64_t length, int64_t longest, std::vector
   }
 }
 
-// The first quarter of a row packs many short documents, one long document fills the rest:
-// boundaries inside the first tiles, and a document longer than any local window.
-std::vector<int64_t> document_lengths(Draws& draws, int64_t length, const InputDesign& design) {
+// The first part of a row packs many short documents, then two long documents fill it:
+// boundaries inside the first tiles, a document longer than any local window, and all three
+// kinds of step the tpu forward tells apart across documents (docs/block-plan.md): a q block
+// of a later document against a kv block before it is dead, two blocks inside one long
+// document lie in one document, and the others compare ids. The boundaries fall inside
+// blocks rather than on block edges, so a q block that begins in one document and ends in the
+// next meets kv blocks of either alone. Even batch rows end the short documents at 5/16 of the
+// row and the second at 17/32, odd rows at 1/3 and 25/32: a local window's edge then falls
+// inside a long document both on steps inside one document and on steps that compare ids.
+std::vector<int64_t> document_lengths(Draws& draws, int64_t length, const InputDesign& design, int64_t row) {
   std::vector<int64_t> lengths;
-  const int64_t packed = length / 4;
+  const bool odd = row % 2 == 1;
+  const int64_t packed = odd ? length / 3 : length * 5 / 16;
+  const int64_t second_end = odd ? length * 25 / 32 : length * 17 / 32;
   append_documents(draws, packed, design.short_document, lengths);
-  if (length > packed) lengths.push_back(length - packed);
+  for (const int64_t part : {second_end - packed, length - second_end})
+    if (part > 0) lengths.push_back(part);
   return lengths;
 }
 
@@ -149,13 +158,16 @@ AttentionInputs verification_inputs(const Spec& spec, uint64_t seed) {
 
   if (spec.segment_ids) {
     for (int64_t b = 0; b < sh.batch; ++b) {
-      const std::vector<int64_t> q_lengths = document_lengths(draws, sh.q_len, design);
+      const std::vector<int64_t> q_lengths = document_lengths(draws, sh.q_len, design, b);
       const std::vector<int64_t> kv_lengths = kv_lengths_for(draws, q_lengths, sh.q_len, sh.kv_len);
       std::vector<int32_t> q_ids, kv_ids;
+      // Document n has id 2n on both sides, or 2n + 1 on the kv side when it is absent there
+      // (an id no q row carries): ids grow along the row on both sides, so each block's
+      // (min, max) range is as narrow as its documents.
       for (std::size_t d = 0; d < q_lengths.size(); ++d) {
-        q_ids.push_back(static_cast<int32_t>(d));
-        const bool absent = d + 1 < q_lengths.size() && draws.below(8) == 0;  // never the long one
-        kv_ids.push_back(absent ? kAbsentDocument + static_cast<int32_t>(d) : static_cast<int32_t>(d));
+        q_ids.push_back(static_cast<int32_t>(2 * d));
+        const bool absent = d + 2 < q_lengths.size() && draws.below(8) == 0;  // never the two long ones
+        kv_ids.push_back(static_cast<int32_t>(2 * d + (absent ? 1 : 0)));
       }
       append_runs(q_lengths, q_ids, in.q_segment_ids);
       append_runs(kv_lengths, kv_ids, in.kv_segment_ids);

@@ -24,7 +24,7 @@ namespace kgen {
 struct InputDesign {
   double span = 0;          // the largest |logit| a rising or falling row reaches, roughly
   double sink_center = 0;   // sinks are sink_center + uniform(-3, 3)
-  int64_t short_document = 0;  // segment ids: the first quarter of a row packs documents
+  int64_t short_document = 0;  // segment ids: the first 5/16 of a row packs documents
                                // of 1..short_document tokens
 };
 
@@ -40,11 +40,12 @@ InputDesign input_design(const Spec& spec);
 
 // The same (spec, seed) gives the same inputs on every machine and standard library. q, k
 // and v are rounded to spec.dtype and never 0; v is uniform in (-1, 1). Sinks are f32.
-// Segment ids: in the first quarter of each row many short documents (log-uniform lengths
-// from 1 to short_document tokens), then one long document to the end of the row, longer
-// than a local window; the kv side has the q side's boundaries (scaled when kv_len
-// differs), except that about one boundary in six is moved by up to 8 tokens and one short
-// document in eight is absent from kv (its rows have nothing to attend).
+// Segment ids: in the first 5/16 of each row (1/3 in odd batch rows) many short documents
+// (log-uniform lengths from 1 to short_document tokens), then one document to 17/32 of the
+// row (25/32) and one filling the rest, longer than a local window; the kv side has the q side's boundaries (scaled when
+// kv_len differs), except that about one boundary in six is moved by up to 8 tokens and one
+// short document in eight is absent from kv (its rows have nothing to attend). Document n
+// has id 2n, on the kv side 2n + 1 where it is absent, so ids grow along both sides.
 AttentionInputs verification_inputs(const Spec& spec, uint64_t seed);
 
 // The incoming gradient dout [batch][q_heads][q_len][head_dim_v] of a backward verification:

@@ -17,6 +17,8 @@ module {
       %kv_step: i32,
       %data_next: memref<1x16x16xi32, #tpu.memory_space<smem>>,
       %block_mask: memref<1x16x16xi32, #tpu.memory_space<smem>>,
+      %q_block_ranges: memref<1x2x16xi32, #tpu.memory_space<smem>>,
+      %kv_block_ranges: memref<1x2x16xi32, #tpu.memory_space<smem>>,
       %q_ref: memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>,
       %k_ref: memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>,
       %v_ref: memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>,
@@ -31,7 +33,7 @@ module {
       dimension_semantics = [#tpu.dimension_semantics<parallel>, #tpu.dimension_semantics<parallel>,
                              #tpu.dimension_semantics<arbitrary>, #tpu.dimension_semantics<arbitrary>],
       iteration_bounds = array<i64: 1, 32, 16, 16>,
-      scalar_prefetch = 2 : i64,
+      scalar_prefetch = 4 : i64,
       scratch_operands = 3 : i64,
       tpu.core_type = #tpu.core_type<tc>,
       window_params = [
@@ -66,7 +68,22 @@ module {
 
     %tile = memref.load %block_mask[%mask_row, %q_idx, %step_idx] : memref<1x16x16xi32, #tpu.memory_space<smem>>
     %kv_block = memref.load %data_next[%mask_row, %q_idx, %step_idx] : memref<1x16x16xi32, #tpu.memory_space<smem>>
-    %live = arith.cmpi ne, %tile, %c0_i32 : i32
+    // Tiles skipped across documents (docs/block-plan.md): the (smallest, largest) segment
+    // id of this q block and of the kv block this step loads, rows 0 and 1 of their tables.
+    // A step whose ranges cannot meet (q.max < kv.min or kv.max < q.min) is dead: no q id
+    // equals a kv id, so it would add nothing.
+    %b_idx = arith.index_cast %b_index : i32 to index
+    %kv_idx = arith.index_cast %kv_block : i32 to index
+    %c_range_max = arith.constant 1 : index
+    %q_min = memref.load %q_block_ranges[%b_idx, %c0, %q_idx] : memref<1x2x16xi32, #tpu.memory_space<smem>>
+    %q_max = memref.load %q_block_ranges[%b_idx, %c_range_max, %q_idx] : memref<1x2x16xi32, #tpu.memory_space<smem>>
+    %kv_min = memref.load %kv_block_ranges[%b_idx, %c0, %kv_idx] : memref<1x2x16xi32, #tpu.memory_space<smem>>
+    %kv_max = memref.load %kv_block_ranges[%b_idx, %c_range_max, %kv_idx] : memref<1x2x16xi32, #tpu.memory_space<smem>>
+    %q_reaches_kv = arith.cmpi sge, %q_max, %kv_min : i32
+    %kv_reaches_q = arith.cmpi sge, %kv_max, %q_min : i32
+    %meets = arith.andi %q_reaches_kv, %kv_reaches_q : i1
+    %planned = arith.cmpi ne, %tile, %c0_i32 : i32
+    %live = arith.andi %planned, %meets : i1
     scf.if %live {
       %s_zero = arith.constant dense<0.000000e+00> : vector<512x256xf32>
       %acc_zero = arith.constant dense<0.000000e+00> : vector<512x128xf32>
@@ -77,6 +94,221 @@ module {
       %c_block_kv_i32 = arith.constant 512 : i32
       %q_first = arith.muli %q_block, %c_block_q_i32 : i32
       %kv_block_first = arith.muli %kv_block, %c_block_kv_i32 : i32
+      // Both blocks inside the one document: every id pair would compare equal, so this
+      // copy of the step leaves the comparison out. Each block holding one id is enough:
+      // the step is live, so their ranges meet and the two ids are the same (testing that
+      // too would be code no input can make matter).
+      %q_one_id = arith.cmpi eq, %q_min, %q_max : i32
+      %kv_one_id = arith.cmpi eq, %kv_min, %kv_max : i32
+      %one_document = arith.andi %q_one_id, %kv_one_id : i1
+      scf.if %one_document {
+      // Only partial tiles evaluate the mask. The branch is per grid step, around all the
+      // sub-tiles, so full tiles do no mask work and no score tile is yielded through a
+      // branch.
+      %is_partial = arith.cmpi eq, %tile, %c1_i32 : i32
+      scf.if %is_partial {
+        // The kv block in sub-tiles of block_kv_compute keys, unrolled, and in groups that share
+        // one online-softmax update (the plan's `stages`): a group's QKᵀs are issued before the
+        // previous group's P·V, so the MXU, which takes its work in program order, multiplies while
+        // the VPU and EUP run the previous group's softmax.
+        // Sub-tile 0: keys [0, 256) of the kv block.
+        %kv_offset_0 = arith.constant 0 : index
+        %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
+        %k_0 = vector.shape_cast %k4_0 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
+        // q is loaded for each of its products rather than once per step: libtpu relayouts it for
+        // the MXU on every load anyway, and a q held across the step (or the partial/full branch) is
+        // spilled and reloaded.
+        %q4_0 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %q_0 = vector.shape_cast %q4_0 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %qk_0 = tpu.matmul %q_0, %k_0, %s_zero {
+            dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
+            transpose_lhs_hint = false} : vector<512x128xbf16>, vector<256x128xbf16>, vector<512x256xf32> -> vector<512x256xf32>
+        // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
+        %logits_0 = arith.mulf %qk_0, %scale_log2e : vector<512x256xf32>
+        // This copy runs on partial tiles only: it evaluates the mask.
+        // Positions of this sub-tile's rows and columns, for the mask predicate.
+        %q_first_v_0 = vector.broadcast %q_first : i32 to vector<512x256xi32>
+        %q_iota_0 = tpu.iota {dimensions = array<i32: 0>} : vector<512x256xi32>
+        %q_pos_0 = arith.addi %q_first_v_0, %q_iota_0 : vector<512x256xi32>
+        %kv_first_v_0 = vector.broadcast %kv_block_first : i32 to vector<512x256xi32>
+        %kv_iota_0 = tpu.iota {dimensions = array<i32: 1>} : vector<512x256xi32>
+        %kv_pos_0 = arith.addi %kv_first_v_0, %kv_iota_0 : vector<512x256xi32>
+        // The mask of docs/spec-format.md §4 as lowered by generator/mask_lowering.h.
+
+        %keep_static_0 = arith.cmpi sle, %kv_pos_0, %q_pos_0 : vector<512x256xi32>
+        %s_masked_0 = arith.select %keep_static_0, %logits_0, %mask_value_s : vector<512x256xi1>, vector<512x256xf32>
+        // Sub-tile 1: keys [256, 512) of the kv block.
+        %kv_offset_1 = arith.constant 256 : index
+        %k4_1 = vector.load %k_ref[%c0, %c0, %kv_offset_1, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
+        %k_1 = vector.shape_cast %k4_1 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
+        // q is loaded for each of its products rather than once per step: libtpu relayouts it for
+        // the MXU on every load anyway, and a q held across the step (or the partial/full branch) is
+        // spilled and reloaded.
+        %q4_1 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %q_1 = vector.shape_cast %q4_1 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %qk_1 = tpu.matmul %q_1, %k_1, %s_zero {
+            dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
+            transpose_lhs_hint = false} : vector<512x128xbf16>, vector<256x128xbf16>, vector<512x256xf32> -> vector<512x256xf32>
+        // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
+        %logits_1 = arith.mulf %qk_1, %scale_log2e : vector<512x256xf32>
+        // This copy runs on partial tiles only: it evaluates the mask.
+        // Positions of this sub-tile's rows and columns, for the mask predicate.
+        %q_first_v_1 = vector.broadcast %q_first : i32 to vector<512x256xi32>
+        %q_iota_1 = tpu.iota {dimensions = array<i32: 0>} : vector<512x256xi32>
+        %q_pos_1 = arith.addi %q_first_v_1, %q_iota_1 : vector<512x256xi32>
+        %kv_offset_i32_1 = arith.constant 256 : i32
+        %kv_first_1 = arith.addi %kv_block_first, %kv_offset_i32_1 : i32
+        %kv_first_v_1 = vector.broadcast %kv_first_1 : i32 to vector<512x256xi32>
+        %kv_iota_1 = tpu.iota {dimensions = array<i32: 1>} : vector<512x256xi32>
+        %kv_pos_1 = arith.addi %kv_first_v_1, %kv_iota_1 : vector<512x256xi32>
+        // The mask of docs/spec-format.md §4 as lowered by generator/mask_lowering.h.
+
+        %keep_static_1 = arith.cmpi sle, %kv_pos_1, %q_pos_1 : vector<512x256xi32>
+        %s_masked_1 = arith.select %keep_static_1, %logits_1, %mask_value_s : vector<512x256xi1>, vector<512x256xf32>
+        // Online softmax of sub-tile group 0 in base 2. m and l stay lane-replicated
+        // (block_q, 128), as in their scratch, so only the two row reductions cross lanes, once per
+        // group: its sub-tiles are combined element-wise first. The score tiles read m by
+        // repeating vregs.
+        %m_prev_g0 = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        %l_prev_g0 = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        %s_max_1 = arith.maximumf %s_masked_0, %s_masked_1 : vector<512x256xf32>
+        %row_max_g0 = vector.multi_reduction <maximumf>, %s_max_1, %row_max_init [1] : vector<512x256xf32> to vector<512xf32>
+        %row_max_col_g0 = vector.shape_cast %row_max_g0 : vector<512xf32> to vector<512x1xf32>
+        %row_max_lanes_g0 = vector.broadcast %row_max_col_g0 : vector<512x1xf32> to vector<512x128xf32>
+        %m_next_g0 = arith.maximumf %m_prev_g0, %row_max_lanes_g0 : vector<512x128xf32>
+        %m_shift_g0 = arith.subf %m_prev_g0, %m_next_g0 : vector<512x128xf32>
+        %alpha_g0 = math.exp2 %m_shift_g0 : vector<512x128xf32>
+        %m_next_s_g0 = tpu.repeat %m_next_g0, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
+
+        // p of sub-tile 0.
+        %s_shifted_0 = arith.subf %s_masked_0, %m_next_s_g0 : vector<512x256xf32>
+        %p_0 = math.exp2 %s_shifted_0 : vector<512x256xf32>
+
+        // p of sub-tile 1.
+        %s_shifted_1 = arith.subf %s_masked_1, %m_next_s_g0 : vector<512x256xf32>
+        %p_1 = math.exp2 %s_shifted_1 : vector<512x256xf32>
+        %p_sum_1 = arith.addf %p_0, %p_1 : vector<512x256xf32>
+
+        // l holds per-lane partial sums (block_q, 128): the group's p is added up lane block by lane
+        // block, element-wise, and the sum across lanes waits for the last step (kernel.mlir.tmpl),
+        // once per q block instead of a row reduction and its broadcast on every step.
+        %p_lanes_0_g0 = vector.extract_strided_slice %p_sum_1
+            {offsets = [0, 0], sizes = [512, 128], strides = [1, 1]} : vector<512x256xf32> to vector<512x128xf32>
+        %p_lanes_1_g0 = vector.extract_strided_slice %p_sum_1
+            {offsets = [0, 128], sizes = [512, 128], strides = [1, 1]} : vector<512x256xf32> to vector<512x128xf32>
+        %p_lanes_sum_1_g0 = arith.addf %p_lanes_0_g0, %p_lanes_1_g0 : vector<512x128xf32>
+        %l_scaled_g0 = arith.mulf %alpha_g0, %l_prev_g0 : vector<512x128xf32>
+        %l_next_g0 = arith.addf %l_scaled_g0, %p_lanes_sum_1_g0 : vector<512x128xf32>
+        tpu.vector_store %m_scratch[%c0, %c0], %m_next_g0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        tpu.vector_store %l_scratch[%c0, %c0], %l_next_g0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        %v4_0 = vector.load %v_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
+        %v_0 = vector.shape_cast %v4_0 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
+        %p_narrow_0 = arith.truncf %p_0 : vector<512x256xf32> to vector<512x256xbf16>
+        %pv_0 = tpu.matmul %p_narrow_0, %v_0, %acc_zero {
+            dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
+            transpose_lhs_hint = false} : vector<512x256xbf16>, vector<256x128xbf16>, vector<512x128xf32> -> vector<512x128xf32>
+        %v4_1 = vector.load %v_ref[%c0, %c0, %kv_offset_1, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
+        %v_1 = vector.shape_cast %v4_1 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
+        %p_narrow_1 = arith.truncf %p_1 : vector<512x256xf32> to vector<512x256xbf16>
+        %pv_1 = tpu.matmul %p_narrow_1, %v_1, %acc_zero {
+            dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
+            transpose_lhs_hint = false} : vector<512x256xbf16>, vector<256x128xbf16>, vector<512x128xf32> -> vector<512x128xf32>
+
+        %acc_prev_g0 = vector.load %acc_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
+        // head_dim_v neither below nor a multiple of 128, its column broadcast.
+        %acc_scaled_g0 = arith.mulf %alpha_g0, %acc_prev_g0 : vector<512x128xf32>
+        %acc_sum_0 = arith.addf %acc_scaled_g0, %pv_0 : vector<512x128xf32>
+        %acc_sum_1 = arith.addf %acc_sum_0, %pv_1 : vector<512x128xf32>
+        tpu.vector_store %acc_scratch[%c0, %c0], %acc_sum_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+      } else {
+        // The kv block in sub-tiles of block_kv_compute keys, unrolled, and in groups that share
+        // one online-softmax update (the plan's `stages`): a group's QKᵀs are issued before the
+        // previous group's P·V, so the MXU, which takes its work in program order, multiplies while
+        // the VPU and EUP run the previous group's softmax.
+        // Sub-tile 0: keys [0, 256) of the kv block.
+        %kv_offset_0 = arith.constant 0 : index
+        %k4_0 = vector.load %k_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
+        %k_0 = vector.shape_cast %k4_0 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
+        // q is loaded for each of its products rather than once per step: libtpu relayouts it for
+        // the MXU on every load anyway, and a q held across the step (or the partial/full branch) is
+        // spilled and reloaded.
+        %q4_0 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %q_0 = vector.shape_cast %q4_0 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %qk_0 = tpu.matmul %q_0, %k_0, %s_zero {
+            dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
+            transpose_lhs_hint = false} : vector<512x128xbf16>, vector<256x128xbf16>, vector<512x256xf32> -> vector<512x256xf32>
+        // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
+        %logits_0 = arith.mulf %qk_0, %scale_log2e : vector<512x256xf32>
+        // Sub-tile 1: keys [256, 512) of the kv block.
+        %kv_offset_1 = arith.constant 256 : index
+        %k4_1 = vector.load %k_ref[%c0, %c0, %kv_offset_1, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x256x128xbf16>
+        %k_1 = vector.shape_cast %k4_1 : vector<1x1x256x128xbf16> to vector<256x128xbf16>
+        // q is loaded for each of its products rather than once per step: libtpu relayouts it for
+        // the MXU on every load anyway, and a q held across the step (or the partial/full branch) is
+        // spilled and reloaded.
+        %q4_1 = vector.load %q_ref[%c0, %c0, %c0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %q_1 = vector.shape_cast %q4_1 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %qk_1 = tpu.matmul %q_1, %k_1, %s_zero {
+            dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>,
+            transpose_lhs_hint = false} : vector<512x128xbf16>, vector<256x128xbf16>, vector<512x256xf32> -> vector<512x256xf32>
+        // Logits in base 2 (scale · log2 e folded into one constant), so the softmax takes exp2.
+        %logits_1 = arith.mulf %qk_1, %scale_log2e : vector<512x256xf32>
+        // Online softmax of sub-tile group 0 in base 2. m and l stay lane-replicated
+        // (block_q, 128), as in their scratch, so only the two row reductions cross lanes, once per
+        // group: its sub-tiles are combined element-wise first. The score tiles read m by
+        // repeating vregs.
+        %m_prev_g0 = vector.load %m_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        %l_prev_g0 = vector.load %l_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        %s_max_1 = arith.maximumf %logits_0, %logits_1 : vector<512x256xf32>
+        %row_max_g0 = vector.multi_reduction <maximumf>, %s_max_1, %row_max_init [1] : vector<512x256xf32> to vector<512xf32>
+        %row_max_col_g0 = vector.shape_cast %row_max_g0 : vector<512xf32> to vector<512x1xf32>
+        %row_max_lanes_g0 = vector.broadcast %row_max_col_g0 : vector<512x1xf32> to vector<512x128xf32>
+        %m_next_g0 = arith.maximumf %m_prev_g0, %row_max_lanes_g0 : vector<512x128xf32>
+        %m_shift_g0 = arith.subf %m_prev_g0, %m_next_g0 : vector<512x128xf32>
+        %alpha_g0 = math.exp2 %m_shift_g0 : vector<512x128xf32>
+        %m_next_s_g0 = tpu.repeat %m_next_g0, 1 x 2 : vector<512x128xf32> -> vector<512x256xf32>
+
+        // p of sub-tile 0.
+        %s_shifted_0 = arith.subf %logits_0, %m_next_s_g0 : vector<512x256xf32>
+        %p_0 = math.exp2 %s_shifted_0 : vector<512x256xf32>
+
+        // p of sub-tile 1.
+        %s_shifted_1 = arith.subf %logits_1, %m_next_s_g0 : vector<512x256xf32>
+        %p_1 = math.exp2 %s_shifted_1 : vector<512x256xf32>
+        %p_sum_1 = arith.addf %p_0, %p_1 : vector<512x256xf32>
+
+        // l holds per-lane partial sums (block_q, 128): the group's p is added up lane block by lane
+        // block, element-wise, and the sum across lanes waits for the last step (kernel.mlir.tmpl),
+        // once per q block instead of a row reduction and its broadcast on every step.
+        %p_lanes_0_g0 = vector.extract_strided_slice %p_sum_1
+            {offsets = [0, 0], sizes = [512, 128], strides = [1, 1]} : vector<512x256xf32> to vector<512x128xf32>
+        %p_lanes_1_g0 = vector.extract_strided_slice %p_sum_1
+            {offsets = [0, 128], sizes = [512, 128], strides = [1, 1]} : vector<512x256xf32> to vector<512x128xf32>
+        %p_lanes_sum_1_g0 = arith.addf %p_lanes_0_g0, %p_lanes_1_g0 : vector<512x128xf32>
+        %l_scaled_g0 = arith.mulf %alpha_g0, %l_prev_g0 : vector<512x128xf32>
+        %l_next_g0 = arith.addf %l_scaled_g0, %p_lanes_sum_1_g0 : vector<512x128xf32>
+        tpu.vector_store %m_scratch[%c0, %c0], %m_next_g0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        tpu.vector_store %l_scratch[%c0, %c0], %l_next_g0 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+        // One p·v for the whole group: its sub-tiles' p side by side against the v rows of all its
+        // keys, so the MXU adds up the sub-tiles' products and the accumulator takes one result.
+        %p_narrow_0 = arith.truncf %p_0 : vector<512x256xf32> to vector<512x256xbf16>
+        %p_narrow_1 = arith.truncf %p_1 : vector<512x256xf32> to vector<512x256xbf16>
+        %p_g0 = tpu.concatenate %p_narrow_0, %p_narrow_1 in 1 : vector<512x256xbf16>, vector<512x256xbf16> -> vector<512x512xbf16>
+        %v4_g0 = vector.load %v_ref[%c0, %c0, %kv_offset_0, %c0] : memref<1x1x512x128xbf16, #tpu.memory_space<vmem>>, vector<1x1x512x128xbf16>
+        %v_g0 = vector.shape_cast %v4_g0 : vector<1x1x512x128xbf16> to vector<512x128xbf16>
+        %pv_g0 = tpu.matmul %p_g0, %v_g0, %acc_zero {
+            dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>,
+            transpose_lhs_hint = false} : vector<512x512xbf16>, vector<512x128xbf16>, vector<512x128xf32> -> vector<512x128xf32>
+
+        %acc_prev_g0 = vector.load %acc_scratch[%c0, %c0] : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>
+        // alpha across the acc's head_dim_v lanes: the same vregs, repeated, a slice or, for a
+        // head_dim_v neither below nor a multiple of 128, its column broadcast.
+        %acc_scaled_g0 = arith.mulf %alpha_g0, %acc_prev_g0 : vector<512x128xf32>
+        %acc_sum_1 = arith.addf %acc_scaled_g0, %pv_g0 : vector<512x128xf32>
+        tpu.vector_store %acc_scratch[%c0, %c0], %acc_sum_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
+      }
+      } else {
       // Only partial tiles evaluate the mask. The branch is per grid step, around all the
       // sub-tiles, so full tiles do no mask work and no score tile is yielded through a
       // branch.
@@ -323,6 +555,7 @@ module {
         %acc_sum_1 = arith.addf %acc_scaled_g0, %pv_g0 : vector<512x128xf32>
         tpu.vector_store %acc_scratch[%c0, %c0], %acc_sum_1 {strides = array<i32>} : memref<512x128xf32, #tpu.memory_space<vmem>>, vector<512x128xf32>,
       }
+      }
     }
 
     // Last step of a q block: normalize. A row that kept no logit (and has no sink) still
@@ -365,14 +598,14 @@ module {
 
   // Block index of the q window at grid step (b, h, i, j).
   func.func @transform_0(%b_index: i32, %h_index: i32, %q_block: i32, %kv_step: i32,
-                               %data_next: memref<1x16x16xi32, #tpu.memory_space<smem>>, %block_mask: memref<1x16x16xi32, #tpu.memory_space<smem>>) -> (i32, i32, i32, i32) {
+                               %data_next: memref<1x16x16xi32, #tpu.memory_space<smem>>, %block_mask: memref<1x16x16xi32, #tpu.memory_space<smem>>, %q_block_ranges: memref<1x2x16xi32, #tpu.memory_space<smem>>, %kv_block_ranges: memref<1x2x16xi32, #tpu.memory_space<smem>>) -> (i32, i32, i32, i32) {
     %c0_i32 = arith.constant 0 : i32
     return %b_index, %h_index, %q_block, %c0_i32 : i32, i32, i32, i32
   }
 
   // Block index of the k window at grid step (b, h, i, j).
   func.func @transform_1(%b_index: i32, %h_index: i32, %q_block: i32, %kv_step: i32,
-                               %data_next: memref<1x16x16xi32, #tpu.memory_space<smem>>, %block_mask: memref<1x16x16xi32, #tpu.memory_space<smem>>) -> (i32, i32, i32, i32) {
+                               %data_next: memref<1x16x16xi32, #tpu.memory_space<smem>>, %block_mask: memref<1x16x16xi32, #tpu.memory_space<smem>>, %q_block_ranges: memref<1x2x16xi32, #tpu.memory_space<smem>>, %kv_block_ranges: memref<1x2x16xi32, #tpu.memory_space<smem>>) -> (i32, i32, i32, i32) {
     %c0_i32 = arith.constant 0 : i32
     %q_idx = arith.index_cast %q_block : i32 to index
     %step_idx = arith.index_cast %kv_step : i32 to index
@@ -385,7 +618,7 @@ module {
 
   // Block index of the v window at grid step (b, h, i, j).
   func.func @transform_2(%b_index: i32, %h_index: i32, %q_block: i32, %kv_step: i32,
-                               %data_next: memref<1x16x16xi32, #tpu.memory_space<smem>>, %block_mask: memref<1x16x16xi32, #tpu.memory_space<smem>>) -> (i32, i32, i32, i32) {
+                               %data_next: memref<1x16x16xi32, #tpu.memory_space<smem>>, %block_mask: memref<1x16x16xi32, #tpu.memory_space<smem>>, %q_block_ranges: memref<1x2x16xi32, #tpu.memory_space<smem>>, %kv_block_ranges: memref<1x2x16xi32, #tpu.memory_space<smem>>) -> (i32, i32, i32, i32) {
     %c0_i32 = arith.constant 0 : i32
     %q_idx = arith.index_cast %q_block : i32 to index
     %step_idx = arith.index_cast %kv_step : i32 to index
@@ -398,14 +631,14 @@ module {
 
   // Block index of the q_segment_ids window at grid step (b, h, i, j).
   func.func @transform_3(%b_index: i32, %h_index: i32, %q_block: i32, %kv_step: i32,
-                               %data_next: memref<1x16x16xi32, #tpu.memory_space<smem>>, %block_mask: memref<1x16x16xi32, #tpu.memory_space<smem>>) -> (i32, i32, i32) {
+                               %data_next: memref<1x16x16xi32, #tpu.memory_space<smem>>, %block_mask: memref<1x16x16xi32, #tpu.memory_space<smem>>, %q_block_ranges: memref<1x2x16xi32, #tpu.memory_space<smem>>, %kv_block_ranges: memref<1x2x16xi32, #tpu.memory_space<smem>>) -> (i32, i32, i32) {
     %c0_i32 = arith.constant 0 : i32
     return %b_index, %q_block, %c0_i32 : i32, i32, i32
   }
 
   // Block index of the kv_segment_ids window at grid step (b, h, i, j).
   func.func @transform_4(%b_index: i32, %h_index: i32, %q_block: i32, %kv_step: i32,
-                               %data_next: memref<1x16x16xi32, #tpu.memory_space<smem>>, %block_mask: memref<1x16x16xi32, #tpu.memory_space<smem>>) -> (i32, i32, i32) {
+                               %data_next: memref<1x16x16xi32, #tpu.memory_space<smem>>, %block_mask: memref<1x16x16xi32, #tpu.memory_space<smem>>, %q_block_ranges: memref<1x2x16xi32, #tpu.memory_space<smem>>, %kv_block_ranges: memref<1x2x16xi32, #tpu.memory_space<smem>>) -> (i32, i32, i32) {
     %c0_i32 = arith.constant 0 : i32
     %q_idx = arith.index_cast %q_block : i32 to index
     %step_idx = arith.index_cast %kv_step : i32 to index
@@ -416,14 +649,14 @@ module {
 
   // Block index of the out window at grid step (b, h, i, j).
   func.func @transform_5(%b_index: i32, %h_index: i32, %q_block: i32, %kv_step: i32,
-                               %data_next: memref<1x16x16xi32, #tpu.memory_space<smem>>, %block_mask: memref<1x16x16xi32, #tpu.memory_space<smem>>) -> (i32, i32, i32, i32) {
+                               %data_next: memref<1x16x16xi32, #tpu.memory_space<smem>>, %block_mask: memref<1x16x16xi32, #tpu.memory_space<smem>>, %q_block_ranges: memref<1x2x16xi32, #tpu.memory_space<smem>>, %kv_block_ranges: memref<1x2x16xi32, #tpu.memory_space<smem>>) -> (i32, i32, i32, i32) {
     %c0_i32 = arith.constant 0 : i32
     return %b_index, %h_index, %q_block, %c0_i32 : i32, i32, i32, i32
   }
 
   // Block index of the lse window at grid step (b, h, i, j).
   func.func @transform_6(%b_index: i32, %h_index: i32, %q_block: i32, %kv_step: i32,
-                               %data_next: memref<1x16x16xi32, #tpu.memory_space<smem>>, %block_mask: memref<1x16x16xi32, #tpu.memory_space<smem>>) -> (i32, i32, i32, i32) {
+                               %data_next: memref<1x16x16xi32, #tpu.memory_space<smem>>, %block_mask: memref<1x16x16xi32, #tpu.memory_space<smem>>, %q_block_ranges: memref<1x2x16xi32, #tpu.memory_space<smem>>, %kv_block_ranges: memref<1x2x16xi32, #tpu.memory_space<smem>>) -> (i32, i32, i32, i32) {
     %c0_i32 = arith.constant 0 : i32
     return %b_index, %h_index, %q_block, %c0_i32 : i32, i32, i32, i32
   }

@@ -66,5 +66,39 @@ class BundleGate(unittest.TestCase):
     self.assertIn("partial step measured", failures[0])
 
 
+class DocumentSteps(unittest.TestCase):
+  """The walk's document kinds (bench/tpu_static_cost.py DocumentSteps): the range tables a
+  step reads as SMEM words (rows of 128), and each grid step's kind for packed documents,
+  as generator/document_skips.h's document_step gives it."""
+
+  OPERANDS = {"scalar_prefetch": [{"name": "data_next", "shape": [1, 4, 4]},
+                                  {"name": "block_mask", "shape": [1, 4, 4]},
+                                  {"name": "q_block_ranges", "shape": [1, 2, 4]},
+                                  {"name": "kv_block_ranges", "shape": [1, 2, 4]}]}
+  SPEC = {"shape": {"q_len": 1024, "kv_len": 1024}}
+  # Causal over four blocks of 256: step j of q block i loads kv block j (j <= i).
+  PLAN = {"block_q": 256, "block_kv": 256,
+          "data_next": [[[0, 0, 0, 0], [0, 1, 1, 1], [0, 1, 2, 2], [0, 1, 2, 3]]]}
+
+  def test_tables_give_min_in_row_0_and_max_in_row_1(self):
+    steps = cost.DocumentSteps(self.OPERANDS, self.PLAN, self.SPEC)
+    for kind, ((q_min, q_max), (kv_min, kv_max)) in cost.DocumentSteps.KINDS.items():
+      tables = steps.tables(kind)
+      self.assertEqual((tables[2](3), tables[2](128 + 3)), (q_min, q_max), kind)
+      self.assertEqual((tables[3](0), tables[3](128)), (kv_min, kv_max), kind)
+
+  def test_kinds_of_packed_documents(self):
+    # Documents of 384: blocks [0, 0], [0, 1], [1, 1], [2, 2].
+    steps = cost.DocumentSteps(self.OPERANDS, self.PLAN, self.SPEC, [384])
+    kinds = [[steps.kind(0, i, j) for j in range(i + 1)] for i in range(4)]
+    self.assertEqual(kinds, [["one_document"], ["compare", "compare"],
+                             ["dead", "compare", "one_document"],
+                             ["dead", "dead", "dead", "one_document"]])
+
+  def test_without_lengths_every_step_compares(self):
+    steps = cost.DocumentSteps(self.OPERANDS, self.PLAN, self.SPEC)
+    self.assertEqual(steps.kind(0, 3, 0), "compare")
+
+
 if __name__ == "__main__":
   unittest.main()

@@ -161,5 +161,40 @@ class FeaturesAgainstTheSpec(unittest.TestCase):
         self.assertLessEqual(relative_error(got, want), self.tolerance["grad"])
 
 
+class DocumentRanges(unittest.TestCase):
+  """The forward's document ranges (docs/block-plan.md, "Tiles skipped across documents"):
+  block_ranges against a numpy reduction, and jax_features on documents whose blocks make
+  dead steps, steps inside one document and steps that compare ids, against §3."""
+
+  def test_block_ranges_are_the_numpy_reduction(self):
+    ids = np.random.default_rng(4).integers(0, 50, size=(3, 300)).astype(np.int32)
+    for block in (128, 100, 300, 7):
+      blocks = -(-300 // block)
+      want = np.stack([np.stack([[row[k * block:(k + 1) * block].min() for k in range(blocks)],
+                                 [row[k * block:(k + 1) * block].max() for k in range(blocks)]])
+                       for row in ids])
+      with self.subTest(block=block):
+        np.testing.assert_array_equal(kgen.jax.kernel_call.block_ranges(ids, block), want)
+
+  def test_outputs_with_dead_and_one_document_steps(self):
+    attention = kgen.jax.load(GENERATED / "jax_features")
+    signature = attention.signature
+    self.assertEqual(attention.forward.range_blocks, {"q_block_ranges": 128, "kv_block_ranges": 128})
+    q, k, v, _ = random_inputs(signature, seed=5)
+    # Documents of 60 and 68 positions fill block 0, one of 128 block 1: the window (95 to
+    # the left) plans q block 1 against kv block 0, whose ids [0, 1] lie below block 1's
+    # [2, 2]: dead; block 1 against itself lies inside one document; block 0 compares.
+    documents = np.repeat(np.arange(3), [60, 68, 128]).astype(np.int32)
+    ids = jnp.asarray(np.stack([documents, documents]))
+    ranges = np.asarray(kgen.jax.kernel_call.block_ranges(ids, 128))
+    np.testing.assert_array_equal(ranges[0], [[0, 2], [1, 2]])
+    sinks = jnp.zeros((signature.shape.q_heads,), jnp.float32)
+    out, lse = jax.jit(lambda *a: attention(*a, segment_ids=(ids, ids), sinks=sinks, return_lse=True))(q, k, v)
+    ref_out, ref_lse = features_reference(signature, q, k, v, ids, ids, sinks)
+    tolerance = TOLERANCE[signature.dtype]
+    self.assertLessEqual(relative_error(out, ref_out), tolerance["out"])
+    self.assertLessEqual(absolute_error(lse, ref_lse), tolerance["lse"])
+
+
 if __name__ == "__main__":
   unittest.main()

@@ -9,10 +9,13 @@
 
 #include <gtest/gtest.h>
 
+#include "document_skips.h"
 #include "spec.h"
 #include "spec_outputs.h"
+#include "tpu_arrays.h"
 #include "template_engine.h"
 #include "tpu_verifier.h"
+#include "verification_inputs.h"
 
 namespace kgen {
 namespace {
@@ -94,6 +97,13 @@ const std::string kSoftcapSegmentsSinks = R"({"name": "softcap_segments_sinks", 
   "shape": {"q_heads": 2, "q_len": 512, "head_dim": 128}, "mask": {"type": "causal"},
   "targets": {"tpu": {"generation": "v5e", "block_q": 128, "block_kv": 256, "block_kv_compute": 128}}})";
 
+// Segment ids over 1024 positions in blocks of 128: with the verification inputs' documents
+// (docs/verification.md) every kind of step the forward tells apart across documents occurs,
+// dead, inside one document and comparing ids, on partial and full tiles.
+const std::string kDocuments = R"({"name": "documents", "kind": "attention_forward", "dtype": "bfloat16",
+  "segment_ids": true, "outputs": {"lse": true}, "shape": {"batch": 2, "q_heads": 2, "q_len": 1024, "head_dim": 128},
+  "mask": {"type": "causal"}, "targets": {"tpu": {"generation": "v5e", "block_q": 128, "block_kv": 128}}})";
+
 struct FeatureSpec {
   std::string json;
 };
@@ -113,8 +123,49 @@ TEST_P(TpuKernelMatchesReference, OnEveryPair) {
 INSTANTIATE_TEST_SUITE_P(Features, TpuKernelMatchesReference,
                          ::testing::Values(FeatureSpec{kMaskedRows}, FeatureSpec{kSinks}, FeatureSpec{kSegments},
                                            FeatureSpec{kComposed}, FeatureSpec{per_head_spec()},
-                                           FeatureSpec{kCausalBf16}, FeatureSpec{kSoftcapSegmentsSinks}),
+                                           FeatureSpec{kCausalBf16}, FeatureSpec{kSoftcapSegmentsSinks},
+                                           FeatureSpec{kDocuments}),
                          [](const auto& info) { return spec_from(info.param.json).name; });
+
+// The range operands' layout: [batch][2][blocks], row 0 the minima, row 1 the maxima; a
+// partial last block over the positions it has.
+TEST(DocumentSkips, RangeRowsAreBatchRowThenBlock) {
+  const std::vector<int32_t> ids = {0, 0, 1, 3, 3, /* batch 1 */ 7, 5, 5, 6, 9};
+  EXPECT_EQ(block_range_rows(ids, 2, 5, 2), (std::vector<int32_t>{0, 1, 3, 0, 3, 3, 5, 5, 9, 7, 6, 9}));
+}
+
+// Tiles skipped across documents (docs/block-plan.md): the steps the CPU run reports as dead,
+// inside one document and comparing ids are count_document_steps' for the inputs' packed
+// documents (each batch row's ids, every head), and in the documents spec all three occur.
+TEST(DocumentSkips, CountsAreTheRulesOnTheInputs) {
+  for (const std::string& json : {kDocuments, kSegments, kSoftcapSegmentsSinks}) {
+    const Spec spec = spec_from(json);
+    const TpuVerifyResult result = verify(spec, tpu_module(spec));
+    EXPECT_TRUE(result.passed()) << spec.name;
+    const Shape& s = spec.shape;
+    const AttentionInputs in = verification_inputs(spec, TpuVerifyOptions{}.seed);
+    const TileShape tiles{s.q_len, s.kv_len, spec.tpu->block_q, spec.tpu->block_kv};
+    DocumentStepCounts expected;
+    for (int64_t b = 0; b < s.batch; ++b) {
+      const std::vector<int32_t> q_ids(in.q_segment_ids.begin() + b * s.q_len, in.q_segment_ids.begin() + (b + 1) * s.q_len);
+      const std::vector<int32_t> kv_ids(in.kv_segment_ids.begin() + b * s.kv_len,
+                                        in.kv_segment_ids.begin() + (b + 1) * s.kv_len);
+      const DocumentStepCounts row = count_document_steps(spec.masks, s.q_heads, tiles, q_ids, kv_ids);
+      expected.planned += row.planned;
+      expected.dead += row.dead;
+      expected.one_document += row.one_document;
+    }
+    const DocumentStepCounts& run = result.document_steps;
+    EXPECT_EQ(run.planned, expected.planned) << spec.name;
+    EXPECT_EQ(run.dead, expected.dead) << spec.name;
+    EXPECT_EQ(run.one_document, expected.one_document) << spec.name;
+    if (json == kDocuments) {
+      EXPECT_GT(run.dead, 0);
+      EXPECT_GT(run.one_document, 0);
+      EXPECT_GT(run.compared(), 0);
+    }
+  }
+}
 
 struct Edit {
   std::string from;  // an ECMAScript regex; every match is replaced, and one must exist
@@ -180,6 +231,15 @@ INSTANTIATE_TEST_SUITE_P(
         Mutation{"sink_ignored", kSoftcapSegmentsSinks,  // m and l start as without a sink
                  {{"%m_init = vector.broadcast %sink_log2", "%m_init = vector.broadcast %mask_value"},
                   {"%l_init = arith.constant dense<7.812500e-03>", "%l_init = arith.constant dense<0.000000e+00>"}}},
+        // The document skip's rule planted wrong (docs/block-plan.md): ranges that touch
+        // (q.max == kv.min, or kv.max == q.min) taken as apart, so steps with keys to attend
+        // are skipped; and the copy without the id comparison run on every live step.
+        Mutation{"touching_q_range_taken_apart", kDocuments,
+                 {{"%q_reaches_kv = arith.cmpi sge", "%q_reaches_kv = arith.cmpi sgt"}}},
+        Mutation{"touching_kv_range_taken_apart", kDocuments,
+                 {{"%kv_reaches_q = arith.cmpi sge", "%kv_reaches_q = arith.cmpi sgt"}}},
+        Mutation{"one_document_copy_everywhere", kDocuments,
+                 {{"scf.if %one_document", "scf.if %live"}}},
         Mutation{"segment_ids_ignored", kSoftcapSegmentsSinks,
                  {{R"(arith.cmpi eq, %q_ids_(\d+), %kv_ids_\d+)", "arith.cmpi eq, %q_ids_$1, %q_ids_$1"}}},
         Mutation{"rescale_of_l_dropped", kSoftcapSegmentsSinks,

@@ -216,12 +216,29 @@ Json step_copies(const SplashPlan& plan, Json partial_copy, Json full_copy) {
               {"full_path", full ? Json::array({std::move(full_copy)}) : Json::array()}};
 }
 
+std::vector<TpuOperand> document_range_operands(const Spec& spec) {
+  if (!spec.segment_ids) return {};
+  using Role = TpuOperand::Role;
+  const Shape& s = spec.shape;
+  const TpuTarget& tpu = *spec.tpu;
+  // [batch][2][blocks], not [blocks][2]: SMEM pads each table's last dimension, and a last
+  // dimension of 2 would take 64 times the words.
+  const auto blocks = [](int64_t length, int64_t block) { return (length + block - 1) / block; };
+  return {{"q_block_ranges", Role::kScalarPrefetch, "i32", {s.batch, 2, blocks(s.q_len, tpu.block_q)}, {}, "smem"},
+          {"kv_block_ranges", Role::kScalarPrefetch, "i32", {s.batch, 2, blocks(s.kv_len, tpu.block_kv)}, {}, "smem"}};
+}
+
 std::vector<TpuOperand> tpu_operands(const Spec& spec, const SplashPlan& plan) {
   using Role = TpuOperand::Role;
   const Shape& s = spec.shape;
   const TpuTarget& tpu = *spec.tpu;
   const std::string t = std::string(dtype_info(spec.dtype).mlir_type);
   std::vector<TpuOperand> operands = tpu_forward_walk_inputs(spec, tpu.block_q, tpu.block_kv, plan);
+  // The range tables follow the plan's: scalar-prefetch operands come first.
+  const auto first_input = std::find_if(operands.begin(), operands.end(),
+                                        [](const TpuOperand& op) { return op.role != Role::kScalarPrefetch; });
+  const std::vector<TpuOperand> ranges = document_range_operands(spec);
+  operands.insert(first_input, ranges.begin(), ranges.end());
   operands.push_back({"out", Role::kOutput, t, {s.batch, s.q_heads, s.q_len, s.head_dim_v}, {1, 1, tpu.block_q, s.head_dim_v}, "vmem"});
   if (spec.lse) operands.push_back({"lse", Role::kOutput, "f32", {s.batch, s.q_heads, s.q_len, kTpuLanes}, {1, 1, tpu.block_q, kTpuLanes}, "vmem"});
   operands.push_back({"m_scratch", Role::kScratch, "f32", {tpu.block_q, kTpuLanes}, {}, "vmem"});
@@ -249,7 +266,9 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"symbol", kernel_symbol(spec.name, "tpu")},
       {"kernel_args", sig.kernel_args},
       {"grid", join_dims({s.batch, s.q_heads, plan.block_mask.q_blocks, plan.width()}, ", ")},
-      {"scalar_prefetch", plan.has_mask_next ? 3 : 2},
+      {"scalar_prefetch", std::count_if(operands.begin(), operands.end(), [](const TpuOperand& op) {
+         return op.role == TpuOperand::Role::kScalarPrefetch;
+       })},
       {"windows", windows_context(sig.windows, forward_walk_window_kinds())},
       {"prefetch_params", sig.prefetch_params},
       {"mask_value", f32_literal(tpu_mask_value())},
@@ -263,7 +282,7 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
       {"ln2", f32_literal(std::numbers::ln2)},
       {"predicate_mask", predicate},
       {"partial_blocks", plan.has_mask_next},
-      {"segment_ids", spec.segment_ids},
+      {"document_skip", spec.segment_ids},
       {"selects_scores", plan.partial_mask != PartialTileMask::kNone || spec.segment_ids},
       // m, alpha and 1/l are lane-replicated (block_q, 128): how they reach the score tile's
       // block_kv_compute lanes (a multiple of 128) and the acc's head_dim_v lanes.
@@ -305,15 +324,38 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
   // 1,331 -> 1,365 with one product); a partial step's mask work does the same (causal's
   // partial step 1,306 -> 1,349).
   const bool one_product_full = !spec.softcap.has_value();
-  context.update(step_copies(plan,
-                             Json{{"mask_tile", true},
-                                  {"stages", subtile_stages(spec, /*mask_ops=*/predicate, /*one_product=*/false)},
-                                  {"segment_input", "s_masked"},
-                                  {"softmax_input", spec.segment_ids ? "s_segmented" : "s_masked"}},
-                             Json{{"mask_tile", false},
-                                  {"stages", subtile_stages(spec, /*mask_ops=*/false, one_product_full)},
-                                  {"segment_input", "logits"},
-                                  {"softmax_input", spec.segment_ids ? "s_segmented" : "logits"}}));
+  // With segment ids, each in two versions (docs/block-plan.md, "Tiles skipped across
+  // documents"): one that compares the ids, and one for steps inside one document, which
+  // leaves the comparison (and its select) out.
+  const auto copies = [&](bool compare_ids) {
+    return step_copies(plan,
+                       Json{{"mask_tile", true},
+                            {"stages", subtile_stages(spec, /*mask_ops=*/predicate, /*one_product=*/false)},
+                            {"segment_ids", compare_ids},
+                            {"segment_input", "s_masked"},
+                            {"softmax_input", compare_ids ? "s_segmented" : "s_masked"}},
+                       Json{{"mask_tile", false},
+                            {"stages", subtile_stages(spec, /*mask_ops=*/false, one_product_full)},
+                            {"segment_ids", compare_ids},
+                            {"segment_input", "logits"},
+                            {"softmax_input", compare_ids ? "s_segmented" : "logits"}});
+  };
+  // The template writes the variants in order, the first opening `scf.if %one_document`, the
+  // second its else.
+  const auto variant = [&](bool opens_one_document, bool opens_comparing, bool compare_ids) {
+    Json json = copies(compare_ids);
+    json["opens_one_document"] = opens_one_document;
+    json["opens_comparing"] = opens_comparing;
+    return json;
+  };
+  if (spec.segment_ids) {
+    const std::vector<TpuOperand> ranges = document_range_operands(spec);
+    context["q_ranges_type"] = memref_type(ranges[0].shape, "i32", "smem");
+    context["kv_ranges_type"] = memref_type(ranges[1].shape, "i32", "smem");
+    context["step_variants"] = Json::array({variant(true, false, false), variant(false, true, true)});
+  } else {
+    context["step_variants"] = Json::array({variant(false, false, false)});
+  }
   context.update(base2_logit_constants(spec));
   context.update(tpu_tile_types(spec, bq, bkv, bkvc));
   context.update(forward_walk_mask_types(bq, bkv, bkvc));

@@ -49,7 +49,15 @@ Json forward_walk_mask_types(int64_t block_q, int64_t block_kv, int64_t block_kv
 // is not emitted: its code could never be executed (nor a mutant of it killed).
 Json step_copies(const SplashPlan& plan, Json partial_copy, Json full_copy);
 
-// Every operand of the kernel for `spec`, given its block plan.
+// The forward's scalar-prefetch tables of document ranges when the spec has segment ids
+// (docs/block-plan.md, "Tiles skipped across documents"): q_block_ranges int32
+// [batch][2][q blocks] and kv_block_ranges [batch][2][kv blocks], row 0 each block's smallest
+// segment id, row 1 its largest (a partial last block over the positions it has). The plan
+// has no table for them: the caller computes them from the run-time ids. Empty otherwise.
+std::vector<TpuOperand> document_range_operands(const Spec& spec);
+
+// Every operand of the kernel for `spec`, given its block plan: the plan's scalar-prefetch
+// tables, document_range_operands, then the inputs, outputs and scratch.
 std::vector<TpuOperand> tpu_operands(const Spec& spec, const SplashPlan& plan);
 
 // The -0.7 * float32 max Splash uses for masked logits: finite, so exp() of a masked

@@ -83,7 +83,11 @@ std::optional<TilingViolation> check_tpu_tiling(const Spec& spec, const Tiling& 
                   kv_blocks_text + " (a block plan" + of + " of at least " + std::to_string(min_plan_bytes) + " bytes)",
                   smem_expected);
     if (rules.violation()) return rules.violation();
-    const int64_t plan_bytes = plan_smem_bytes(splash_plan(spec, tiling, needs.pass));
+    // The forward with segment ids also prefetches its two document range tables,
+    // [batch][2][blocks] of i32 (docs/block-plan.md, "Tiles skipped across documents").
+    const int64_t range_bytes =
+        needs.pass == SplashPass::kForward && spec.segment_ids ? 4 * spec.shape.batch * 2 * (q_blocks + kv_blocks) : 0;
+    const int64_t plan_bytes = plan_smem_bytes(splash_plan(spec, tiling, needs.pass)) + range_bytes;
     rules.at_most("block_kv", plan_bytes, generation.smem_bytes,
                   kv_blocks_text + " (a block plan" + of + " of " + std::to_string(plan_bytes) + " bytes)", smem_expected);
     if (rules.violation()) return rules.violation();

@@ -13,7 +13,7 @@ from kgen.errors import ArgumentError, GeneratedFolderError
 from kgen.generated_folder import GeneratedFolder
 from kgen.jax import cpu_executor
 from kgen.jax.decode import Decode
-from kgen.jax.kernel_call import KernelCall
+from kgen.jax.kernel_call import KernelCall, block_ranges
 
 LANES = 128     # the lane-replicated layouts of lse and of row-wise segment ids
 SUBLANES = 8    # the sublane-replicated layouts of sinks and of column-wise segment ids
@@ -105,13 +105,17 @@ class Attention:
     return (out, lse) if return_lse else out
 
   # The kernels' operands besides their tensors: segment ids and sinks in the replicated
-  # layouts the operands files give (docs/tpu-kernel.md, docs/backward.md).
+  # layouts the operands files give (docs/tpu-kernel.md, docs/backward.md), and the
+  # forward's document ranges reduced from the ids.
   # The dkv kernel takes no sinks: they reach dk and dv only through lse.
   def _extras(self, call: KernelCall, q_ids, kv_ids, sinks) -> dict:
     extras = {}
     if q_ids is not None:
       extras["q_segment_ids"] = _segment_operand(q_ids, call.inputs["q_segment_ids"])
       extras["kv_segment_ids"] = _segment_operand(kv_ids, call.inputs["kv_segment_ids"])
+      for name, ids in (("q_block_ranges", q_ids), ("kv_block_ranges", kv_ids)):
+        if name in call.range_blocks:
+          extras[name] = block_ranges(ids, call.range_blocks[name])
     if sinks is not None and "sinks" in call.inputs:
       extras["sinks"] = jnp.broadcast_to(sinks[None, :], call.inputs["sinks"])
     return extras

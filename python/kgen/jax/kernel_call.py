@@ -38,6 +38,19 @@ def _tables(plan: dict | None) -> dict[str, np.ndarray]:
   return tables
 
 
+def block_ranges(ids, block: int):
+  """[batch, len] segment ids -> int32 [batch, 2, ceil(len / block)]: row 0 each block's
+  smallest id, row 1 its largest, the tpu forward's q_block_ranges and kv_block_ranges
+  (docs/tpu-kernel.md); a partial last block reduces over the positions it has (its last id
+  repeated to fill it, which changes neither)."""
+  ids = jnp.asarray(ids, jnp.int32)
+  batch, length = ids.shape
+  blocks = -(-length // block)
+  filled = jnp.pad(ids, ((0, 0), (0, blocks * block - length)), mode="edge")
+  per_block = filled.reshape(batch, blocks, block)
+  return jnp.stack([per_block.min(axis=2), per_block.max(axis=2)], axis=1)
+
+
 class KernelCall:
   """Calls one kernel: `kernel_call(q=..., k=..., ...)` returns its outputs by name."""
 
@@ -63,6 +76,11 @@ class KernelCall:
             f"the kernel takes {op['shape']}; regenerate: {folder.regenerate}")
     # The plan's tables; a scalar-prefetch operand the plan has no table for is an argument.
     self.prefetch = {op["name"]: tables.get(op["name"]) for op in operands["scalar_prefetch"]}
+    # The forward's document ranges (docs/block-plan.md, "Tiles skipped across documents"):
+    # arguments reduced from the run-time segment ids at the plan's own blocks.
+    self.range_blocks = {name: plan[block] for name, block in
+                         (("q_block_ranges", "block_q"), ("kv_block_ranges", "block_kv"))
+                         if name in self.prefetch}
     self.constants = {name: table for name, table in tables.items()
                       if name in {op["name"] for op in operands["inputs"]}}
     self.inputs = {op["name"]: tuple(op["shape"]) for op in operands["inputs"]}
