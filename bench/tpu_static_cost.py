@@ -176,6 +176,7 @@ class Evaluator:
     self.env = env
     self.unresolved = set()
     self.consulted = set()  # grid dimensions whose index a decided branch read
+    self.loop = grid_loop(listing)[:2]  # (first, last) bundle of the grid-step loop
 
   def _operand(self, tok: str, at: int):
     tok = tok.strip()
@@ -193,6 +194,13 @@ class Evaluator:
     if m:
       stores = self.l.spill_st.get(m.group(1), [])
       before = [s for s in stores if s[0] < addr] or stores
+      # A value the grid loop carries in a spill slot (stored before the loop and again inside
+      # it, as a spilled step counter) holds its first step's value only at the first step:
+      # at the step walked it is unknown.
+      start, stop = self.loop
+      if (before and start <= addr <= stop and before[-1][0] < start
+          and any(start <= s[0] <= stop for s in stores)):
+        return None
       return self.value(before[-1][1], addr, depth + 1) if before else None
     m = re.match(r"sld \[smem:\[#allocation(\d+)(?: \+ ([^\]]+))?\]", d)
     if m:

@@ -18,12 +18,6 @@ std::vector<IdRange> block_ranges(const int32_t* ids, int64_t length, int64_t bl
   return ranges;
 }
 
-DocumentStep document_step(IdRange q, IdRange kv) {
-  if (q.max < kv.min || kv.max < q.min) return DocumentStep::kDead;
-  if (q.min == q.max && kv.min == kv.max && q.min == kv.min) return DocumentStep::kOneDocument;
-  return DocumentStep::kCompare;
-}
-
 std::vector<int32_t> packed_document_ids(const std::vector<int64_t>& lengths, int64_t length) {
   std::vector<int32_t> ids;
   ids.reserve(static_cast<std::size_t>(length));
@@ -36,7 +30,8 @@ std::vector<int32_t> packed_document_ids(const std::vector<int64_t>& lengths, in
 }
 
 DocumentStepCounts count_document_steps(const HeadMasks& masks, int64_t heads, const TileShape& tiles,
-                                        const std::vector<int32_t>& q_ids, const std::vector<int32_t>& kv_ids) {
+                                        const std::vector<int32_t>& q_ids, const std::vector<int32_t>& kv_ids,
+                                        PartialTilesInOneDocument partial) {
   const std::vector<IdRange> q = block_ranges(q_ids.data(), tiles.q_len, tiles.block_q);
   const std::vector<IdRange> kv = block_ranges(kv_ids.data(), tiles.kv_len, tiles.block_kv);
   // One classification per distinct mask, counted once for each head that uses it.
@@ -46,11 +41,13 @@ DocumentStepCounts count_document_steps(const HeadMasks& masks, int64_t heads, c
     DocumentStepCounts& counts = per_mask[u];
     for (int64_t qb = 0; qb < classes.q_blocks; ++qb)
       for (int64_t kb = 0; kb < classes.cols; ++kb) {
-        if (classes.at(0, qb, kb) == kEmptyTile) continue;
+        const int8_t tile = classes.at(0, qb, kb);
+        if (tile == kEmptyTile) continue;
         ++counts.planned;
         const DocumentStep step = document_step(q[static_cast<std::size_t>(qb)], kv[static_cast<std::size_t>(kb)]);
         counts.dead += step == DocumentStep::kDead;
-        counts.one_document += step == DocumentStep::kOneDocument;
+        counts.one_document += step == DocumentStep::kOneDocument &&
+                               !(tile == kPartialTile && partial == PartialTilesInOneDocument::kCompare);
       }
   }
   DocumentStepCounts total;
@@ -100,7 +97,11 @@ std::string explain_document_lengths(const Spec& spec, const std::vector<int64_t
     if (!target->named_by(spec)) continue;
     const Tiling tiling = target->tiling(spec);
     const TileShape tiles{s.q_len, s.kv_len, tiling.block_q, tiling.block_kv};
-    const DocumentStepCounts counts = count_document_steps(spec.masks, s.q_heads, tiles, q_ids, kv_ids);
+    // The CUDA forwards compare ids on every partial tile (docs/block-plan.md).
+    const bool cuda = *target->cuda_arch() != '\0';
+    const DocumentStepCounts counts =
+        count_document_steps(spec.masks, s.q_heads, tiles, q_ids, kv_ids,
+                             cuda ? PartialTilesInOneDocument::kCompare : PartialTilesInOneDocument::kSkipTheComparison);
     const auto share = [&](int64_t part) {
       return counts.planned == 0 ? std::string("0.0%") : fraction_skipped(counts.planned - part, counts.planned);
     };

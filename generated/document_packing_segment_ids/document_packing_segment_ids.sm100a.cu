@@ -3,7 +3,7 @@
 // Template: templates/sm100a/forward/kernel.cu.tmpl
 // Template: templates/cuda/forward/block_tables.cu.tmpl
 // Template: templates/cuda/forward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm100a (sha256 46b8227a25560164dd372f92dc911187e6b23c86371a7f6d86e8afee5d4072dc)
+// Runtime: runtime/cuda, runtime/sm100a (sha256 c4954ba3a7e4f073957e01ed505486361475d0612662bd39ce1f032efc6e75e3)
 
 // document_packing_segment_ids_sm100a: attention forward for Blackwell (sm_100a) on CUTLASS/CuTe, FlashAttention-4 style.
 // Compiled and inspected only: no Blackwell GPU has run it (docs/sm100a-kernel.md).
@@ -201,6 +201,7 @@ struct Config {
 
   // The block plan: rows of lists (1 when every head shares one mask, else one per q head).
   static constexpr int kPlanRows = 1;
+  static constexpr int kTileEntries = 2080;  // the document pre-pass's list space
   CUTE_DEVICE static int tile_begin(int list) { return kTileBegin[list]; }
   CUTE_DEVICE static int tile_partial_count(int list) { return kTilePartialCount[list]; }
   CUTE_DEVICE static int tile_kv(int entry) { return kTileKv[entry]; }
@@ -220,6 +221,8 @@ struct Params {
   const int32_t* q_segment_ids;
   // [batch][kv_len], contiguous
   const int32_t* kv_segment_ids;
+  // kDocumentTilesInts of workspace: each launch rewrites it (one per launch in flight)
+  int32_t* document_tiles;
 };
 
 __global__ void __launch_bounds__(Config::kThreads, 1)
@@ -227,6 +230,15 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
 #if defined(__CUDA_ARCH_FEAT_SM100_ALL)
   kgen::sm100a::forward<Config>(params);
 #endif
+}
+
+// The pre-pass of document skips, launched before the forward: the tiles each of its CTAs
+// walks (cuda/document_tiles.cuh).
+static_assert(kgen::cuda::DocumentTiles<Config>::kInts == kDocumentTilesInts,
+              "the launcher's workspace");
+__global__ void __launch_bounds__(kgen::cuda::DocumentTiles<Config>::kThreads, 1)
+    document_tiles_kernel(CUTE_GRID_CONSTANT Params const params) {
+  kgen::cuda::document_tiles<Config>(params);
 }
 
 }  // namespace
@@ -270,6 +282,9 @@ Result launch(const Arguments& args, cudaStream_t stream) {
   if (!args.kv_segment_ids || !aligned(args.kv_segment_ids, alignof(int32_t)))
     return failure(Status::kInvalidArgument,
                    "kv_segment_ids must be a 4-byte aligned device pointer, not null");
+  if (!args.document_tiles || !aligned(args.document_tiles, alignof(int32_t)))
+    return failure(Status::kInvalidArgument,
+                   "document_tiles must be a 4-byte aligned device pointer, not null");
 
   kgen::cuda::DeviceFacts device;
   cudaError_t error = kgen::cuda::query_current_device(device);
@@ -295,9 +310,15 @@ Result launch(const Arguments& args, cudaStream_t stream) {
   params.lse = args.lse;
   params.q_segment_ids = args.q_segment_ids;
   params.kv_segment_ids = args.kv_segment_ids;
+  params.document_tiles = args.document_tiles;
   params.out = args.out;
   params.out_strides = args.out_strides;
 
+  document_tiles_kernel<<<dim3(kgen::cuda::DocumentTiles<Config>::kLists, kBatch),
+                          kgen::cuda::DocumentTiles<Config>::kThreads, 0, stream>>>(params);
+  error = cudaGetLastError();
+  if (error != cudaSuccess)
+    return failure(Status::kCudaError, "the launch of the document pre-pass failed", error);
   const dim3 grid(Config::kCtas, 1, 1);
   forward_kernel<<<grid, Config::kThreads, Traits::kSharedBytes, stream>>>(params);
   error = cudaGetLastError();

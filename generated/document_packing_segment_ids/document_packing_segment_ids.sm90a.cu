@@ -3,7 +3,7 @@
 // Template: templates/sm90a/forward/kernel.cu.tmpl
 // Template: templates/cuda/forward/block_tables.cu.tmpl
 // Template: templates/cuda/forward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm90a (sha256 2b1ff35fb21dad4804b684693641966582606c2c1ff64ea167b1aca65597b8e6)
+// Runtime: runtime/cuda, runtime/sm90a (sha256 0d45a5fc4ad2488b28455db56f67c9dc560eeb3de0b11b6cff02d3ef08dbdc56)
 
 // document_packing_segment_ids_sm90a: attention forward for Hopper (sm_90a) on CUTLASS/CuTe, FlashAttention-3 style.
 //
@@ -159,6 +159,8 @@ struct Config {
   static constexpr int kConsumers = 2;
   static constexpr int kThreads = 384;
   static constexpr int kStages = 2;
+  // Two consumers take turns to issue their GEMMs, one's softmax under the other's products.
+  static constexpr bool kPingPong = true;
   static constexpr int kSharedBudget = 164864;
   // Registers per thread after the role split (setmaxnreg): producer, consumer.
   static constexpr uint32_t kProducerRegisters = 24;
@@ -188,6 +190,7 @@ struct Config {
 
   // The block plan: rows of lists (1 when every head shares one mask, else one per q head).
   static constexpr int kPlanRows = 1;
+  static constexpr int kTileEntries = 2080;  // the document pre-pass's list space
   CUTE_DEVICE static int tile_begin(int list) { return kTileBegin[list]; }
   CUTE_DEVICE static int tile_partial_count(int list) { return kTilePartialCount[list]; }
   CUTE_DEVICE static int tile_kv(int entry) { return kTileKv[entry]; }
@@ -204,6 +207,8 @@ struct Params {
   const int32_t* q_segment_ids;
   // [batch][kv_len], contiguous
   const int32_t* kv_segment_ids;
+  // kDocumentTilesInts of workspace: each launch rewrites it (one per launch in flight)
+  int32_t* document_tiles;
 };
 
 __global__ void __launch_bounds__(Config::kThreads, 1)
@@ -211,6 +216,15 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   kgen::sm90a::forward<Config>(params);
 #endif
+}
+
+// The pre-pass of document skips, launched before the forward: the tiles each of its CTAs
+// walks (cuda/document_tiles.cuh).
+static_assert(kgen::cuda::DocumentTiles<Config>::kInts == kDocumentTilesInts,
+              "the launcher's workspace");
+__global__ void __launch_bounds__(kgen::cuda::DocumentTiles<Config>::kThreads, 1)
+    document_tiles_kernel(CUTE_GRID_CONSTANT Params const params) {
+  kgen::cuda::document_tiles<Config>(params);
 }
 
 }  // namespace
@@ -254,6 +268,9 @@ Result launch(const Arguments& args, cudaStream_t stream) {
   if (!args.kv_segment_ids || !aligned(args.kv_segment_ids, alignof(int32_t)))
     return failure(Status::kInvalidArgument,
                    "kv_segment_ids must be a 4-byte aligned device pointer, not null");
+  if (!args.document_tiles || !aligned(args.document_tiles, alignof(int32_t)))
+    return failure(Status::kInvalidArgument,
+                   "document_tiles must be a 4-byte aligned device pointer, not null");
 
   kgen::cuda::DeviceFacts device;
   cudaError_t error = kgen::cuda::query_current_device(device);
@@ -279,7 +296,13 @@ Result launch(const Arguments& args, cudaStream_t stream) {
   params.lse = args.lse;
   params.q_segment_ids = args.q_segment_ids;
   params.kv_segment_ids = args.kv_segment_ids;
+  params.document_tiles = args.document_tiles;
 
+  document_tiles_kernel<<<dim3(kgen::cuda::DocumentTiles<Config>::kLists, kBatch),
+                          kgen::cuda::DocumentTiles<Config>::kThreads, 0, stream>>>(params);
+  error = cudaGetLastError();
+  if (error != cudaSuccess)
+    return failure(Status::kCudaError, "the launch of the document pre-pass failed", error);
   const dim3 grid(kBatch * kQHeads, Config::kQBlocks, 1);
   forward_kernel<<<grid, Config::kThreads, Traits::kSharedBytes, stream>>>(params);
   error = cudaGetLastError();

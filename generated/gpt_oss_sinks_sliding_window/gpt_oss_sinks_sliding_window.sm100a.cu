@@ -3,7 +3,7 @@
 // Template: templates/sm100a/forward/kernel.cu.tmpl
 // Template: templates/cuda/forward/block_tables.cu.tmpl
 // Template: templates/cuda/forward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm100a (sha256 46b8227a25560164dd372f92dc911187e6b23c86371a7f6d86e8afee5d4072dc)
+// Runtime: runtime/cuda, runtime/sm100a (sha256 c4954ba3a7e4f073957e01ed505486361475d0612662bd39ce1f032efc6e75e3)
 
 // gpt_oss_sinks_sliding_window_sm100a: attention forward for Blackwell (sm_100a) on CUTLASS/CuTe, FlashAttention-4 style.
 // Compiled and inspected only: no Blackwell GPU has run it (docs/sm100a-kernel.md).

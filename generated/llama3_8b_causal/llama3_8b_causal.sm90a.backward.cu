@@ -3,7 +3,7 @@
 // Template: templates/sm90a/backward/kernel.cu.tmpl
 // Template: templates/sm90a/backward/block_tables.cu.tmpl
 // Template: templates/sm90a/backward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm90a (sha256 2b1ff35fb21dad4804b684693641966582606c2c1ff64ea167b1aca65597b8e6)
+// Runtime: runtime/cuda, runtime/sm90a (sha256 0d45a5fc4ad2488b28455db56f67c9dc560eeb3de0b11b6cff02d3ef08dbdc56)
 
 // llama3_8b_causal_sm90a_backward: attention backward for Hopper (sm_90a) on CUTLASS/CuTe, FlashAttention-3 style.
 //

@@ -3,7 +3,7 @@
 // Template: templates/sm90a/forward/kernel.cu.tmpl
 // Template: templates/cuda/forward/block_tables.cu.tmpl
 // Template: templates/cuda/forward/launch.cu.tmpl
-// Runtime: runtime/cuda, runtime/sm90a (sha256 2b1ff35fb21dad4804b684693641966582606c2c1ff64ea167b1aca65597b8e6)
+// Runtime: runtime/cuda, runtime/sm90a (sha256 0d45a5fc4ad2488b28455db56f67c9dc560eeb3de0b11b6cff02d3ef08dbdc56)
 
 // prefix_lm_sm90a: attention forward for Hopper (sm_90a) on CUTLASS/CuTe, FlashAttention-3 style.
 //
@@ -84,6 +84,8 @@ struct Config {
   static constexpr int kConsumers = 2;
   static constexpr int kThreads = 384;
   static constexpr int kStages = 2;
+  // Two consumers take turns to issue their GEMMs, one's softmax under the other's products.
+  static constexpr bool kPingPong = true;
   static constexpr int kSharedBudget = 230400;
   // Registers per thread after the role split (setmaxnreg): producer, consumer.
   static constexpr uint32_t kProducerRegisters = 24;

@@ -26,6 +26,10 @@ inline constexpr int kHeadDim = 256;
 inline constexpr int kHeadDimV = 256;
 // Element type of q, k, v and out: bfloat16 (16-bit brain float: __nv_bfloat16, cutlass::bfloat16_t, torch.bfloat16).
 inline constexpr const char* kDType = "bfloat16";
+// Arguments::document_tiles, the workspace of the document pre-pass, in int32s: per batch row
+// the kv tiles each q block walks, which launch() writes from the segment ids before the
+// forward reads them. 0: no pre-pass (the spec has no segment ids).
+inline constexpr int64_t kDocumentTilesInts = 0;
 
 // Strides, in elements, of a [batch][heads][rows][features] tensor whose features are
 // contiguous. TMA needs each to be a positive multiple of 8 (16 bytes).

@@ -48,7 +48,7 @@ CUTE_DEVICE void load_kv_ring(Params const& params, typename Traits::SharedStora
   using Barrier = cutlass::arch::ClusterTransactionBarrier;
   CUTE_NO_UNROLL
   for (int t = begin; t < end; ++t) {
-    const int kv_block = Config::tile_kv(work.tile_begin + t);
+    const int kv_block = Config::tile_kv(tile_entry<Config>(work, t));
     const RingPosition<kStages> at = RingPosition<kStages>::at(first + t);
     const int stage = at.stage;
     Barrier::wait(&smem.k_empty[stage], at.empty_phase());

@@ -18,6 +18,19 @@
 namespace kgen {
 namespace cuda {
 
+// A tile of a kernel's walk as the masks see it, a type: each of a kernel's loops runs tiles of
+// one kind, so none carries a branch on it. A partial tile takes the plan's mask and the ids'
+// comparison, a full tile the comparison alone, a full tile inside one document neither
+// (cuda/document_tiles.cuh). Without segment ids, the comparison is no code at all.
+template <bool kPartialTile, bool kComparesIds>
+struct TileKind {
+  static constexpr bool kPartial = kPartialTile;
+  static constexpr bool kCompares = kComparesIds;
+};
+using PartialTile = TileKind<true, true>;
+using FullTile = TileKind<false, true>;
+using OneDocumentTile = TileKind<false, false>;
+
 // No partial tile in the block plan.
 struct NoMask {
   static constexpr bool kMasksPartialTiles = false;
@@ -78,6 +91,7 @@ struct BitmaskMask {
 
 // No segment ids: every key is in the query's segment.
 struct NoSegmentMask {
+  static constexpr bool kSkipsDocuments = false;
   template <class Tile>
   struct Rows {
     static constexpr bool kMasks = false;
@@ -88,9 +102,12 @@ struct NoSegmentMask {
 };
 
 // Segment ids (docs/spec-format.md, "Top-level keys"): a key is kept only when its segment is
-// the query's. They are run-time data, so the test runs on every tile, full or partial.
+// the query's. They are run-time data: the forward walks only the tiles whose documents can
+// meet and tests the ids on every one of them but the full tiles inside one document
+// (cuda/document_tiles.cuh); the backward tests them on every tile.
 template <class Config>
 struct SegmentMask {
+  static constexpr bool kSkipsDocuments = true;
   // A thread's rows of every tile of a work item (their origin does not move): their segment
   // ids are read once; each tile reads its columns' (the same addresses across a quad or a
   // warp: broadcast loads).

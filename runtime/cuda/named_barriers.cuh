@@ -4,7 +4,9 @@
 // CUTLASS reserves for its own collectives. Within a kernel:
 //   warpgroup w's own barrier (its 128 threads)            id w
 //   a set s of warpgroups' barrier (the sm90a backward's   id kWarpgroupSetBarrier0 + s
-//   consumers of one kv slot)
+//   consumers of one kv slot; the sm90a forward's turn of
+//   consumer s to issue its GEMMs: sm90a/forward/consumer/
+//   issue_turns.cuh)
 // Barriers belong to a CTA, so kernels reuse the same ids.
 #pragma once
 
@@ -35,6 +37,11 @@ CUTE_DEVICE void sync_warpgroup(int warp_group) {
 // Waits until the `threads` threads of warpgroup set `set` are here.
 CUTE_DEVICE void sync_warpgroup_set(int set, int threads) {
   cutlass::arch::NamedBarrier::sync(uint32_t(threads), kWarpgroupSetBarrier0 + uint32_t(set));
+}
+
+// Arrives at warpgroup set `set`'s barrier of `threads` threads without waiting.
+CUTE_DEVICE void arrive_warpgroup_set(int set, int threads) {
+  cutlass::arch::NamedBarrier::arrive(uint32_t(threads), kWarpgroupSetBarrier0 + uint32_t(set));
 }
 
 }  // namespace cuda

@@ -1,7 +1,8 @@
 // The generated launcher's argument checks (docs/sm90a-kernel.md, "The launcher API"): every
 // bad argument is refused with kInvalidArgument and a message naming it, before any CUDA call,
 // so these run on a machine without a GPU. The kernel is tests/cuda/specs/
-// sm90a_launcher_checks.json (float16, lse, segment ids and sinks: every optional pointer).
+// sm90a_launcher_checks.json (float16, lse, segment ids and sinks: every optional pointer, and
+// the document pre-pass's workspace that segment ids bring).
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -15,7 +16,7 @@ namespace kernel = kgen::sm90a_launcher_checks_sm90a;
 namespace {
 
 // Stand-ins for device pointers: the checks look at nullness and alignment only.
-alignas(256) unsigned char storage[8 * 256];
+alignas(256) unsigned char storage[9 * 256];
 
 const void* at(int slot, int offset = 0) { return storage + 256 * slot + offset; }
 
@@ -29,6 +30,7 @@ kernel::Arguments valid_arguments() {
   args.q_segment_ids = static_cast<const int32_t*>(at(5));
   args.kv_segment_ids = static_cast<const int32_t*>(at(6));
   args.sinks = static_cast<const float*>(at(7));
+  args.document_tiles = static_cast<int32_t*>(const_cast<void*>(at(8)));
   return args;
 }
 
@@ -141,6 +143,15 @@ TEST(LauncherArguments, Sinks) {
   expect_refused(args, "sinks must be a 4-byte aligned device pointer, not null");
   args.sinks = static_cast<const float*>(at(7, 2));
   expect_refused(args, "sinks must be a 4-byte aligned device pointer, not null");
+}
+
+TEST(LauncherArguments, DocumentTilesWorkspace) {
+  static_assert(kernel::kDocumentTilesInts > 0, "segment ids bring the document pre-pass");
+  kernel::Arguments args = valid_arguments();
+  args.document_tiles = nullptr;
+  expect_refused(args, "document_tiles must be a 4-byte aligned device pointer, not null");
+  args.document_tiles = static_cast<int32_t*>(const_cast<void*>(at(8, 2)));
+  expect_refused(args, "document_tiles must be a 4-byte aligned device pointer, not null");
 }
 
 }  // namespace

@@ -134,7 +134,7 @@ class CudaBuildTest(unittest.TestCase):
         i = attention.interface
         tensors = [native.tensor(None, [i.q_heads * i.q_len * i.head_dim, i.q_len * i.head_dim, i.head_dim])] * 4
         with self.assertRaisesRegex(native.KernelError, r"forward launcher failed \(invalid argument\): .*q"):
-            shim.forward(*tensors, None, None, None, None, -1, None)
+            shim.forward(*tensors, None, None, None, None, None, -1, None)
         # Plausible device addresses get past the argument checks to the first CUDA call, which
         # finds no GPU (or no driver) on this machine.
         address = 1 << 20
@@ -142,7 +142,7 @@ class CudaBuildTest(unittest.TestCase):
                    ([i.q_heads * i.q_len * 64, i.q_len * 64, 64], [i.kv_heads * i.kv_len * 64, i.kv_len * 64, 64],
                     [i.kv_heads * i.kv_len * 64, i.kv_len * 64, 64], [i.q_heads * i.q_len * 64, i.q_len * 64, 64])]
         with self.assertRaisesRegex(native.KernelError, "CUDA error"):
-            shim.forward(*tensors, address, address, address, address, -1, None)
+            shim.forward(*tensors, address, address, address, address, address, -1, None)
 
 
 if __name__ == "__main__":

@@ -121,6 +121,13 @@ TEST(DocumentSkipRule, CountsStepsOfTheStaticPlan) {
   EXPECT_EQ(one_per_block.dead, 12);
   EXPECT_EQ(one_per_block.one_document, 8);
   EXPECT_EQ(one_per_block.compared(), 0);
+  // The CUDA forwards compare ids on every partial tile: the diagonal ones compare there.
+  const std::vector<int32_t> ids = packed_document_ids({256}, 1024);
+  const DocumentStepCounts cuda =
+      count_document_steps(spec.masks, 2, tiles, ids, ids, PartialTilesInOneDocument::kCompare);
+  EXPECT_EQ(cuda.dead, 12);
+  EXPECT_EQ(cuda.one_document, 0);
+  EXPECT_EQ(cuda.compared(), 8);
   // Documents of 384: block ranges [0,0] [0,1] [1,1] [2,2]; per head 4 dead, 3 inside one, 3 compare.
   DocumentStepCounts spanning = counts({384});
   EXPECT_EQ(spanning.dead, 8);
@@ -154,14 +161,16 @@ TEST(DocumentSkipRule, RefusesBadLengthsAndSpecsWithoutSegmentIds) {
 
 // kgen explain --document-lengths: every target of the document family at its own blocks
 // (Llama 3's 8192 tokens in documents of 2048: causal keeps 136 of 256 tpu tiles per head, 96 of
-// them between documents; 2080 of 4096 at the CUDA targets' 128 × 128, 1536 of them dead).
+// them between documents; 2080 of 4096 at the CUDA targets' 128 × 128, 1536 of them dead, and
+// the 64 diagonal ones, partial, still comparing ids there).
 TEST(KgenExplain, PrintsEveryTargetsStepsAtItsOwnBlocks) {
   const testing::KgenRun result =
       testing::run_kgen(KGEN_SOURCE_DIR, "explain specs/document_packing_segment_ids.json --document-lengths 2048");
   EXPECT_EQ(result.status, 0) << result.output;
   for (const char* line :
        {"tpu (block_q 512, block_kv 512): 4352 steps in the static plan; 3072 dead (70.6%), 1280 inside one document",
-        "sm90a (block_q 128, block_kv 128): 66560 steps in the static plan; 49152 dead (73.8%), 17408 inside one",
+        "sm90a (block_q 128, block_kv 128): 66560 steps in the static plan; 49152 dead (73.8%), 15360 inside one",
+        "without the id comparison (23.1%), 2048 compare ids (3.1%)",
         "sm100a (block_q 128, block_kv 128): 66560 steps in the static plan; 49152 dead (73.8%)"})
     EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
   const testing::KgenRun without_ids =

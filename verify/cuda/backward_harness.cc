@@ -11,6 +11,7 @@
 #include "compare.h"
 #include "dense_backward.h"
 #include "device_buffers.h"
+#include "document_tiles_check.h"
 #include "gpu_timing.h"
 #include "json_fields.h"
 #include "kernel_names.h"
@@ -49,6 +50,12 @@ int run_backward_harness(const Spec& spec, const Launch& forward, const Backward
     GuardedBuffer dv(kv_rows * static_cast<std::size_t>(s.head_dim_v) * element);
     GuardedBuffer dsinks(spec.sinks ? static_cast<std::size_t>(s.q_heads) * sizeof(float) : 16);
     GuardedBuffer workspace(workspace_bytes);  // poisoned: the kernels must not read it unwritten
+    // The forward's document pre-pass workspace (checked by the forward's harness).
+    const std::size_t document_ints =
+        spec.segment_ids
+            ? expected_document_tiles(spec, "sm90a", inputs.q_segment_ids, inputs.kv_segment_ids).ints.size()
+            : 0;
+    DeviceInput document_tiles(std::vector<int32_t>(document_ints, kDocumentTilesPoison));
 
     DeviceTensors f;
     f.q = q.data;
@@ -59,6 +66,7 @@ int run_backward_harness(const Spec& spec, const Launch& forward, const Backward
     f.q_segment_ids = spec.segment_ids ? static_cast<const int32_t*>(q_ids.data) : nullptr;
     f.kv_segment_ids = spec.segment_ids ? static_cast<const int32_t*>(kv_ids.data) : nullptr;
     f.sinks = spec.sinks ? static_cast<const float*>(sinks.data) : nullptr;
+    f.document_tiles = spec.segment_ids ? static_cast<int32_t*>(document_tiles.data) : nullptr;
     BackwardTensors b;
     b.q = q.data;
     b.k = k.data;

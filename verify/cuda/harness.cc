@@ -14,6 +14,7 @@
 #include "device_buffers.h"
 #include "gpu_timing.h"
 #include "dense_reference.h"
+#include "document_tiles_check.h"
 #include "dtype_rounding.h"
 #include "json_fields.h"
 #include "kernel_names.h"
@@ -56,6 +57,11 @@ int run_harness(const Spec& spec, const Launch& launch, const HarnessOptions& op
     GuardedBuffer out(static_cast<std::size_t>(s.batch * s.q_heads * s.q_len * s.head_dim_v) * element);
     GuardedBuffer lse(spec.lse ? static_cast<std::size_t>(s.batch * s.q_heads * s.q_len) * sizeof(float) : 16);
     DeviceInput q_ids(inputs.q_segment_ids), kv_ids(inputs.kv_segment_ids), sinks(inputs.sinks);
+    // The document pre-pass's workspace, poisoned: every int it must write is checked after the run.
+    const DocumentTilesExpected documents =
+        spec.segment_ids ? expected_document_tiles(spec, options.target, inputs.q_segment_ids, inputs.kv_segment_ids)
+                         : DocumentTilesExpected{};
+    DeviceInput document_tiles(std::vector<int32_t>(documents.ints.size(), kDocumentTilesPoison));
 
     DeviceTensors tensors;
     tensors.q = q.data;
@@ -66,6 +72,7 @@ int run_harness(const Spec& spec, const Launch& launch, const HarnessOptions& op
     tensors.q_segment_ids = spec.segment_ids ? static_cast<const int32_t*>(q_ids.data) : nullptr;
     tensors.kv_segment_ids = spec.segment_ids ? static_cast<const int32_t*>(kv_ids.data) : nullptr;
     tensors.sinks = spec.sinks ? static_cast<const float*>(sinks.data) : nullptr;
+    tensors.document_tiles = spec.segment_ids ? static_cast<int32_t*>(document_tiles.data) : nullptr;
 
     cudaStream_t stream = nullptr;
     check(cudaStreamCreate(&stream), "cudaStreamCreate");
@@ -81,6 +88,26 @@ int run_harness(const Spec& spec, const Launch& launch, const HarnessOptions& op
     if (out_damage || lse_damage) {
       std::printf("FAIL: writes outside the outputs: %zu guard bytes of out, %zu of lse changed\n", out_damage, lse_damage);
       pass = false;
+    }
+    if (spec.segment_ids) {
+      std::vector<int32_t> written(documents.ints.size());
+      check(cudaMemcpy(written.data(), document_tiles.data, written.size() * sizeof(int32_t), cudaMemcpyDeviceToHost),
+            "cudaMemcpy (document tiles)");
+      const std::string difference = compare_document_tiles(documents, written);
+      const DocumentTileCounts& c = documents.counts;
+      std::printf("document tiles: the CTAs walk %lld of the plan's %lld (%lld across documents skipped), %lld of "
+                  "them inside one document without the id comparison\n",
+                  static_cast<long long>(c.walked), static_cast<long long>(c.planned), static_cast<long long>(c.dead()),
+                  static_cast<long long>(c.one_document));
+      if (!difference.empty()) {
+        std::printf("FAIL: the document pre-pass's lists differ from the rule's: %s\n", difference.c_str());
+        pass = false;
+      }
+      receipt["document_tiles"] = {{"planned", c.planned},
+                                   {"walked", c.walked},
+                                   {"dead", c.dead()},
+                                   {"one_document", c.one_document},
+                                   {"lists_match_the_rule", difference.empty()}};
     }
     const std::vector<uint16_t> out_bits = out.read<uint16_t>();
     AttentionOutputs actual;

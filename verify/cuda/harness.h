@@ -25,7 +25,11 @@ struct DeviceTensors {
   const int32_t* q_segment_ids = nullptr;
   const int32_t* kv_segment_ids = nullptr;
   const float* sinks = nullptr;
+  int32_t* document_tiles = nullptr;  // the document pre-pass's workspace (segment ids only)
 };
+
+// What the document pre-pass's workspace holds before a run: no list count or entry can be it.
+inline constexpr int32_t kDocumentTilesPoison = -0x5a5a5a5b;
 
 // Enqueues the kernel; returns "" or the launcher's error message.
 using Launch = std::function<std::string(const DeviceTensors&, cudaStream_t)>;

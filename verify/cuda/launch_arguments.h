@@ -20,6 +20,7 @@ void set_forward_arguments(Arguments& args, const DeviceTensors& t) {
     args.kv_segment_ids = t.kv_segment_ids;
   }
   if constexpr (requires { args.sinks; }) args.sinks = t.sinks;
+  if constexpr (requires { args.document_tiles; }) args.document_tiles = t.document_tiles;
 }
 
 template <class Arguments>

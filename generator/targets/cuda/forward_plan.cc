@@ -23,6 +23,9 @@ Json optional_operands(const Spec& spec, bool checked) {
     operands.add("kv_segment_ids", "const int32_t*", "int32_t", "[batch][kv_len], contiguous");
   }
   if (spec.sinks) operands.add("sinks", "const float*", "float", "[q_heads]: one extra logit per head, with no value row");
+  if (spec.segment_ids)
+    operands.add("document_tiles", "int32_t*", "int32_t",
+                 "kDocumentTilesInts of workspace: each launch rewrites it (one per launch in flight)");
   return operands.json();
 }
 
@@ -183,6 +186,7 @@ KernelPlan plan_cuda_forward(const Spec& spec, const GpuTarget& gpu, const CudaD
       {"tile_kv_size", std::max<int64_t>(1, static_cast<int64_t>(flat.entries.size()))},
       {"tile_kv", flat.entries.empty() ? std::string("0") : number_list(flat.entries)},
       {"q_block_order", number_list(order)},
+      {"document_skips", spec.segment_ids},
   };
   if (spec.softcap) context["tanh_scale"] = cuda_float_literal(spec.scale / *spec.softcap);
   if (predicate) {
@@ -219,6 +223,10 @@ KernelPlan plan_cuda_forward(const Spec& spec, const GpuTarget& gpu, const CudaD
       {"cuda_type", dtype_info(spec.dtype).cuda_spelling},
       {"stride_alignment", 16 / dtype_bytes(spec.dtype)},
       {"operands", optional_operands(spec, false)},
+      // The pre-pass's workspace (runtime/cuda/document_tiles.cuh): per batch row three counts
+      // per list, then every entry of the lists.
+      {"document_tiles_ints",
+       spec.segment_ids ? s.batch * (3 * list_count + static_cast<int64_t>(flat.entries.size())) : 0},
   };
 
   // What the kernel file promises, checked by kgen audit against what Clang sees
@@ -236,6 +244,13 @@ KernelPlan plan_cuda_forward(const Spec& spec, const GpuTarget& gpu, const CudaD
                        {"launch_bounds", {{"max_threads", threads}, {"min_blocks", 1}}},
                        {"launch", {{"grid", grid}, {"block", block}}},
                        {"dynamic_smem_bytes", shared_bytes}}}}};
+  if (spec.segment_ids)  // its pre-pass: one CTA of 128 threads per (list, batch row)
+    interface["entry_points"].push_back(
+        {{"name", "kgen::" + symbol + "::document_tiles_kernel"},
+         {"params", {{{"name", "params"}, {"type", "Params const"}, {"grid_constant", true}}}},
+         {"launch_bounds", {{"max_threads", 128}, {"min_blocks", 1}}},
+         {"launch", {{"grid", Json::array({list_count, s.batch, 1})}, {"block", Json::array({128, 1, 1})}}},
+         {"dynamic_smem_bytes", 0}});
 
   KernelPlan kernel;
   kernel.target = device.target;

@@ -50,6 +50,18 @@ KernelPlan plan_sm90a_kernel(const Spec& spec) {
   const std::string letters = dtype_info(spec.dtype).wgmma_letters;
   Json& context = kernel.context;
   context["consumers"] = consumers;
+  // FlashAttention-3's ping-pong: two consumer warpgroups take turns to issue their GEMMs
+  // (runtime/sm90a/forward/consumer/issue_turns.cuh), a named-barrier wait and arrival in every
+  // main-loop iteration, which the plan promises and the compile check holds it to. Not with
+  // three: ptxas then waits for P V(t - 1) before the whole softmax (gpt_oss_sinks_sliding_window
+  // keeps none of its exponentials between the waits with the turns, all of them without;
+  // docs/sm90a-kernel.md, "Ping-pong of the consumers").
+  const bool ping_pong = consumers == 2;
+  context["ping_pong"] = ping_pong ? "true" : "false";
+  if (ping_pong && !kernel.schedule.is_null()) {
+    kernel.schedule["min_bar_sync_in_main_loop"] = 1;
+    kernel.schedule["min_bar_arv_in_main_loop"] = 1;
+  }
   context["producer_registers"] = registers.producer;
   context["consumer_registers"] = registers.consumer;
   context["extended_mma_shapes"] = extended;

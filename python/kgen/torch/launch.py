@@ -135,9 +135,11 @@ class Launcher:
         """Writes out (and lse) from q, k, v: [batch, heads, tokens, features] views."""
 
         def body(memory):
+            workspace_bytes = self.shim.forward_workspace_bytes
             args = [_tensor(memory, q), _tensor(memory, k), _tensor(memory, v), _tensor(memory, out, output=True),
                     memory.output(lse) if lse is not None else None,
-                    memory.input(q_segment_ids), memory.input(kv_segment_ids), memory.input(sinks)]
+                    memory.input(q_segment_ids), memory.input(kv_segment_ids), memory.input(sinks),
+                    memory.scratch(workspace_bytes) if workspace_bytes else None]
             self.shim.forward(*args, memory.device, memory.stream)
             memory.finish(self.shim)
 

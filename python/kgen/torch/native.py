@@ -36,7 +36,8 @@ class Shim:
         lib.kgen_dtype.restype = ctypes.c_char_p
         lib.kgen_operands.restype = ctypes.c_int
         lib.kgen_workspace_bytes.restype = ctypes.c_uint64
-        lib.kgen_forward.argtypes = [TENSOR] * 4 + [P] * 4 + [ctypes.c_int, P] + STATUS_OUT
+        lib.kgen_forward_workspace_bytes.restype = ctypes.c_uint64
+        lib.kgen_forward.argtypes = [TENSOR] * 4 + [P] * 5 + [ctypes.c_int, P] + STATUS_OUT
         lib.kgen_forward.restype = ctypes.c_int
         lib.kgen_backward.argtypes = [TENSOR] * 5 + [P] + [TENSOR] * 3 + [P] * 5 + [ctypes.c_int, P] + STATUS_OUT
         lib.kgen_backward.restype = ctypes.c_int
@@ -50,6 +51,8 @@ class Shim:
         self.lib = lib
         self._check_interface()
         self.workspace_bytes = lib.kgen_workspace_bytes()  # the backward's kWorkspaceBytes, 0 without one
+        # The forward's document pre-pass lists (kDocumentTilesInts), 0 without segment ids.
+        self.forward_workspace_bytes = lib.kgen_forward_workspace_bytes()
 
     def _check_interface(self):
         shape = (ctypes.c_int64 * 7)()
@@ -76,12 +79,13 @@ class Shim:
     def error_string(self, error):
         return self.lib.kgen_error_string(error).decode()
 
-    def forward(self, q, k, v, out, lse, q_segment_ids, kv_segment_ids, sinks, device, stream):
-        """Launches the forward; tensors are Tensor structures, the rest device addresses or None;
-        device is the CUDA device index (-1: the current one), stream a cudaStream_t or None."""
+    def forward(self, q, k, v, out, lse, q_segment_ids, kv_segment_ids, sinks, workspace, device, stream):
+        """Launches the forward; tensors are Tensor structures, the rest device addresses or None
+        (workspace: forward_workspace_bytes of scratch, None when that is 0); device is the CUDA
+        device index (-1: the current one), stream a cudaStream_t or None."""
         message, cuda_error = ctypes.c_char_p(), ctypes.c_int()
-        status = self.lib.kgen_forward(q, k, v, out, lse, q_segment_ids, kv_segment_ids, sinks, device, stream,
-                                       ctypes.byref(message), ctypes.byref(cuda_error))
+        status = self.lib.kgen_forward(q, k, v, out, lse, q_segment_ids, kv_segment_ids, sinks, workspace, device,
+                                       stream, ctypes.byref(message), ctypes.byref(cuda_error))
         self._raise_on_failure("forward", status, message, cuda_error)
 
     def backward(self, q, k, v, out, dout, lse, dq, dk, dv, workspace, q_segment_ids, kv_segment_ids, sinks, dsinks,

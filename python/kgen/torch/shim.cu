@@ -72,6 +72,17 @@ const char* set_lse(Arguments& a, float* lse) {
   return nullptr;
 }
 
+// The forward's workspace (kgen_forward_workspace_bytes of it), where the kernel has one.
+template <class Arguments>
+const char* set_document_tiles(Arguments& a, void* workspace) {
+  if constexpr (requires { a.document_tiles; }) {
+    a.document_tiles = static_cast<int32_t*>(workspace);
+  } else if (workspace != nullptr) {
+    return "a forward workspace given to a kernel without segment ids";
+  }
+  return nullptr;
+}
+
 template <class Arguments>
 const char* set_dsinks(Arguments& a, float* dsinks) {
   if constexpr (requires { a.dsinks; }) {
@@ -133,6 +144,9 @@ int kgen_operands() {
 #endif
 }
 
+// The forward's workspace: the document pre-pass's lists, 0 without segment ids.
+uint64_t kgen_forward_workspace_bytes() { return sizeof(int32_t) * uint64_t(forward::kDocumentTilesInts); }
+
 uint64_t kgen_workspace_bytes() {
 #ifdef KGEN_BACKWARD
   return KGEN_BACKWARD::kWorkspaceBytes;
@@ -143,7 +157,7 @@ uint64_t kgen_workspace_bytes() {
 
 int kgen_forward(const kgen_tensor* q, const kgen_tensor* k, const kgen_tensor* v, const kgen_tensor* out, float* lse,
                  const int32_t* q_segment_ids, const int32_t* kv_segment_ids, const float* sinks,
-                 int device, void* stream, const char** message, int* cuda_error) {
+                 void* workspace, int device, void* stream, const char** message, int* cuda_error) {
   *message = "";
   *cuda_error = 0;
   forward::Arguments a;
@@ -155,7 +169,8 @@ int kgen_forward(const kgen_tensor* q, const kgen_tensor* k, const kgen_tensor* 
   a.v_strides = strides<forward::Strides>(*v);
   a.out = out->data;
   a.out_strides = strides<forward::Strides>(*out);
-  for (const char* m : {set_lse(a, lse), set_optional(a, Optional{q_segment_ids, kv_segment_ids, sinks})}) {
+  for (const char* m : {set_lse(a, lse), set_optional(a, Optional{q_segment_ids, kv_segment_ids, sinks}),
+                        set_document_tiles(a, workspace)}) {
     if (m != nullptr) {
       *message = m;
       return kInvalidArgument;

@@ -78,7 +78,7 @@ CUTE_DEVICE void correct_and_store(Params const& params,
   using Buffer = cuda::RingPosition<2>;
   using Once = cuda::RingPosition<1>;
 
-  for_each_work_item<Config>([&](cuda::CtaWork const& work, ItemCounts const& at) {
+  for_each_work_item<Config>(params, [&](cuda::CtaWork const& work, ItemCounts const& at) {
     if (work.tile_count == 0) {
       store_zeros<Config>(params, work, row);
       return;

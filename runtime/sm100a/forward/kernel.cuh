@@ -86,7 +86,7 @@ CUTE_DEVICE void forward(Params const& params) {
     correct_and_store<Config>(params, smem, tmem_base);
   } else {
     cutlass::arch::warpgroup_reg_dealloc<Config::kOtherRegisters>();
-    if (warp == kMmaWarp) issue_mma<Config>(smem, tmem_base);
+    if (warp == kMmaWarp) issue_mma<Config>(params, smem, tmem_base);
     if (warp == kLoadWarp && cute::elect_one_sync()) load<Config>(params, smem);
   }
 

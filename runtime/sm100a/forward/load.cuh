@@ -29,8 +29,8 @@ CUTE_DEVICE void load(Params const& params, typename ForwardTraits<Config>::Shar
       make_shape(Config::kQLen, kHeadDim, Config::kQHeads, Config::kBatch));
   Tensor sQ = make_tensor(make_smem_ptr(smem.q.data()), typename Traits::SmemLayoutQTile{});
 
-  const ItemCounts end = for_each_work_item<Config>([&](cuda::CtaWork const& work,
-                                                        ItemCounts const& at) {
+  const ItemCounts end = for_each_work_item<Config>(params, [&](cuda::CtaWork const& work,
+                                                                ItemCounts const& at) {
     if (work.tile_count == 0) return;  // nothing to load: the correction warps write zeros
     // (128, head_dim, q block)
     Tensor gQ = local_tile(mQ(_, _, work.head, work.batch), Shape<_128, Int<kHeadDim>>{},

@@ -23,8 +23,9 @@
 namespace kgen {
 namespace sm100a {
 
-template <class Config>
-CUTE_DEVICE void issue_mma(typename ForwardTraits<Config>::SharedStorage& smem,
+template <class Config, class Params>
+CUTE_DEVICE void issue_mma(Params const& params,
+                           typename ForwardTraits<Config>::SharedStorage& smem,
                            uint32_t tmem_base) {
   using namespace cute;
   using Traits = ForwardTraits<Config>;
@@ -52,7 +53,7 @@ CUTE_DEVICE void issue_mma(typename ForwardTraits<Config>::SharedStorage& smem,
   Tensor tStS = tmem_s<Config>(tmem_base);
   Tensor tOtO = tmem_o<Config>(tmem_base + Traits::kTmemO);
 
-  for_each_work_item<Config>([&](cuda::CtaWork const& work, ItemCounts const& at) {
+  for_each_work_item<Config>(params, [&](cuda::CtaWork const& work, ItemCounts const& at) {
     if (work.tile_count == 0) return;
     wait(&smem.q_full, Once::at(at.live).phase);
     CUTE_NO_UNROLL

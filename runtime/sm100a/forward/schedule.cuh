@@ -21,16 +21,17 @@ struct ItemCounts {
 };
 
 // Calls body(work, counts) for each of the CTA's work items in order; returns the counts
-// after the last.
-template <class Config, class Body>
-CUTE_DEVICE ItemCounts for_each_work_item(Body&& body) {
+// after the last. `params`: where the work items' lists are read with document skips
+// (cuda/work.cuh), which every role reads alike.
+template <class Config, class Params, class Body>
+CUTE_DEVICE ItemCounts for_each_work_item(Params const& params, Body&& body) {
   static_assert(Config::kCtas <= Config::kWorkItems, "no CTA without work");
   static_assert(Config::kWorkItems == Config::kBatch * Config::kQHeads * Config::kQBlocks,
                 "cuda::work_item numbers every (batch, head, q block) once");
   ItemCounts counts{0, 0};
   CUTE_NO_UNROLL
   for (int item = int(blockIdx.x); item < Config::kWorkItems; item += Config::kCtas) {
-    const cuda::CtaWork work = cuda::work_item<Config>(item);
+    const cuda::CtaWork work = cuda::work_item<Config>(params, item);
     body(work, counts);
     counts.tiles += work.tile_count;
     counts.live += work.tile_count > 0 ? 1 : 0;

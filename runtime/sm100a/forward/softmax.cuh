@@ -60,7 +60,7 @@ CUTE_DEVICE void softmax(Params const& params, typename ForwardTraits<Config>::S
   array<float, kBlockKv> s;
   Tensor scores = make_tensor(make_rmem_ptr(s.data()), make_layout(Int<kBlockKv>{}));
 
-  for_each_work_item<Config>([&](cuda::CtaWork const& work, ItemCounts const& at) {
+  for_each_work_item<Config>(params, [&](cuda::CtaWork const& work, ItemCounts const& at) {
     const int q_origin = work.q_block * Config::kBlockQ;
     // The row's running max, in the score domain x, and its sum of exp2(kExp2Scale (x -
     // row_max)) over the kept keys.
@@ -85,12 +85,15 @@ CUTE_DEVICE void softmax(Params const& params, typename ForwardTraits<Config>::S
 
       // Before the masks: they stay -inf.
       if constexpr (ScoreMod::kModifies) ScoreMod::apply(scores);
-      const Tile tile{view, q_origin, Config::tile_kv(work.tile_begin + t) * kBlockKv,
-                      work.tile_begin + t};
+      const int entry = cuda::tile_entry<Config>(work, t);
+      const Tile tile{view, q_origin, Config::tile_kv(entry) * kBlockKv, entry};
       if constexpr (Mask::kMasksPartialTiles) {
         if (t < work.partial_count) Mask::apply(scores, tile);
       }
-      if constexpr (Segments::kMasks) segments.apply(scores, tile);
+      // Not on a full tile inside one document (cuda/document_tiles.cuh).
+      if constexpr (Segments::kMasks) {
+        if (t < work.compare_end) segments.apply(scores, tile);
+      }
 
       float tile_max = -INFINITY;
       CUTE_UNROLL

@@ -23,7 +23,7 @@ CUTE_DEVICE void forward(Params const& params) {
   using Traits = ForwardTraits<Config>;
   extern __shared__ __align__(1024) uint8_t shared_memory[];
   auto& smem = *reinterpret_cast<typename Traits::SharedStorage*>(shared_memory);
-  const cuda::CtaWork work = cuda::cta_work<Config>();
+  const cuda::CtaWork work = cuda::cta_work<Config>(params);
 
   const int warp_group = cutlass::canonical_warp_group_idx();
   if (threadIdx.x == 0) {

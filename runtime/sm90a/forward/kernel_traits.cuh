@@ -6,6 +6,8 @@
 //   kBatch, kQHeads, kKvHeads        the shape (int); kGroup follows
 //   kQLen, kKvLen, kHeadDim, kHeadDimV
 //   kBlockQ, kBlockKv, kQBlocks, kKvBlocks, kConsumers, kThreads, kStages, kPlanRows
+//   kPingPong (bool)                 two consumers take turns to issue their GEMMs
+//                                    (consumer/issue_turns.cuh)
 //   kProducerRegisters, kConsumerRegisters (uint32_t): the setmaxnreg split
 //   kSharedBudget                    kgen's shared-memory budget, bytes
 //   MmaQK, MmaPV                     the wgmma atoms of S = Q K^T and O += P V
