@@ -47,6 +47,13 @@ class StaleHarness(unittest.TestCase):
             os.utime(backward, (1100, 1100))  # make gen rewrote the backward after the link
             self.assertEqual(emulate.changed_since_built(program, [forward, backward]), [backward])
 
+    def test_the_harness_sources_it_watches_exist(self):
+        # A harness built before its inputs or checks changed is refused too; a renamed source
+        # must not drop out of that unnoticed.
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        for source in emulate.HARNESS_SOURCES:
+            self.assertTrue(os.path.exists(os.path.join(root, source)), source)
+
 
 if __name__ == "__main__":
     unittest.main()

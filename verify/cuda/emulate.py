@@ -147,9 +147,16 @@ def owned_blocks_checked(facts, kernels, work_items):
     return True
 
 
+# What every harness program is built from besides its kernel: the inputs it draws and the
+# checks it makes (a harness older than these would run the old inputs or checks).
+HARNESS_SOURCES = ["verify/verification_inputs.cc", "verify/cuda/harness.cc", "verify/cuda/backward_harness.cc",
+                   "verify/cuda/decode_harness.cc", "verify/cuda/document_tiles_check.cc"]
+
+
 def changed_since_built(program, sources):
-    """The kernel sources written after the harness program was linked: a harness built before
-    its kernel last changed would emulate the old kernel's PTX (a receipt would record it)."""
+    """The kernel and harness sources written after the harness program was linked: a harness
+    built before its kernel last changed would emulate the old kernel's PTX, one built before its
+    own sources changed the old inputs or checks (a receipt would record either)."""
     built = os.path.getmtime(program)
     return sorted(source for source in sources if os.path.getmtime(source) > built)
 
@@ -210,7 +217,9 @@ def main():
             extra = {"KGEN_EMU_CTAS": ";".join(backward_filters(spec, args.generated, group))}
             options = ["--first-group", "1"]
         plan.append(("backward", backward, options, extra))
-    sources = glob.glob(os.path.join(args.generated, name, f"{name}.{target}*.cu"))
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    sources = glob.glob(os.path.join(args.generated, name, f"{name}.{target}*.cu")) + [
+        os.path.normpath(os.path.join(root, source)) for source in HARNESS_SOURCES]
     for role, program, options, extra in plan:
         if not os.path.exists(program):
             print(f"{program} does not exist: make verify builds the emulated harnesses (target {target}_emu_harnesses)")

@@ -223,9 +223,9 @@ std::vector<TpuOperand> document_range_operands(const Spec& spec) {
   const TpuTarget& tpu = *spec.tpu;
   // [batch][2][blocks], not [blocks][2]: SMEM pads each table's last dimension, and a last
   // dimension of 2 would take 64 times the words.
-  const auto blocks = [](int64_t length, int64_t block) { return (length + block - 1) / block; };
-  return {{"q_block_ranges", Role::kScalarPrefetch, "i32", {s.batch, 2, blocks(s.q_len, tpu.block_q)}, {}, "smem"},
-          {"kv_block_ranges", Role::kScalarPrefetch, "i32", {s.batch, 2, blocks(s.kv_len, tpu.block_kv)}, {}, "smem"}};
+  const TileShape tiles{s.q_len, s.kv_len, tpu.block_q, tpu.block_kv};
+  return {{"q_block_ranges", Role::kScalarPrefetch, "i32", {s.batch, 2, tiles.q_blocks()}, {}, "smem"},
+          {"kv_block_ranges", Role::kScalarPrefetch, "i32", {s.batch, 2, tiles.kv_blocks()}, {}, "smem"}};
 }
 
 std::vector<TpuOperand> tpu_operands(const Spec& spec, const SplashPlan& plan) {
@@ -349,9 +349,14 @@ KernelPlan plan_tpu_kernel(const Spec& spec) {
     return json;
   };
   if (spec.segment_ids) {
-    const std::vector<TpuOperand> ranges = document_range_operands(spec);
-    context["q_ranges_type"] = memref_type(ranges[0].shape, "i32", "smem");
-    context["kv_ranges_type"] = memref_type(ranges[1].shape, "i32", "smem");
+    // The range tables' types, from the operands tpu_operands placed.
+    const auto ranges_type = [&](const std::string& name) {
+      const auto table = std::find_if(operands.begin(), operands.end(),
+                                      [&](const TpuOperand& op) { return op.name == name; });
+      return memref_type(table->shape, "i32", "smem");
+    };
+    context["q_ranges_type"] = ranges_type("q_block_ranges");
+    context["kv_ranges_type"] = ranges_type("kv_block_ranges");
     context["step_variants"] = Json::array({variant(true, false, false), variant(false, true, true)});
   } else {
     context["step_variants"] = Json::array({variant(false, false, false)});
