@@ -51,8 +51,9 @@ class StaleHarness(unittest.TestCase):
         # A harness built before its inputs or checks changed is refused too; a renamed source
         # must not drop out of that unnoticed.
         root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-        for source in emulate.HARNESS_SOURCES:
-            self.assertTrue(os.path.exists(os.path.join(root, source)), source)
+        for role, sources in emulate.HARNESS_SOURCES.items():
+            for source in sources:
+                self.assertTrue(os.path.exists(os.path.join(root, source)), f"{role}: {source}")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@
 #include "compare.h"
 #include "dense_backward.h"
 #include "device_buffers.h"
-#include "document_tiles_check.h"
 #include "gpu_timing.h"
 #include "json_fields.h"
 #include "kernel_names.h"
@@ -20,7 +19,8 @@
 namespace kgen::sm90a {
 
 int run_backward_harness(const Spec& spec, const Launch& forward, const BackwardLaunch& backward,
-                         std::size_t workspace_bytes, const BackwardHarnessOptions& options) {
+                         std::size_t workspace_bytes, int64_t document_tiles_ints,
+                         const BackwardHarnessOptions& options) {
   const Shape& s = spec.shape;
   try {
     cudaDeviceProp properties{};
@@ -50,12 +50,9 @@ int run_backward_harness(const Spec& spec, const Launch& forward, const Backward
     GuardedBuffer dv(kv_rows * static_cast<std::size_t>(s.head_dim_v) * element);
     GuardedBuffer dsinks(spec.sinks ? static_cast<std::size_t>(s.q_heads) * sizeof(float) : 16);
     GuardedBuffer workspace(workspace_bytes);  // poisoned: the kernels must not read it unwritten
-    // The forward's document pre-pass workspace (checked by the forward's harness).
-    const std::size_t document_ints =
-        spec.segment_ids
-            ? expected_document_tiles(spec, "sm90a", inputs.q_segment_ids, inputs.kv_segment_ids).ints.size()
-            : 0;
-    DeviceInput document_tiles(std::vector<int32_t>(document_ints, kDocumentTilesPoison));
+    // The forward's document pre-pass workspace (the forward's own harness checks what it holds).
+    DeviceInput document_tiles(
+        std::vector<int32_t>(static_cast<std::size_t>(document_tiles_ints), kDocumentTilesPoison));
 
     DeviceTensors f;
     f.q = q.data;

@@ -52,7 +52,10 @@ struct BackwardHarnessOptions {
 };
 
 // Prints a report; returns 0 when every check passes, 1 otherwise.
+// `document_tiles_ints`: the forward launcher's kDocumentTilesInts (its document pre-pass's
+// workspace, which the forward's own harness checks).
 int run_backward_harness(const Spec& spec, const Launch& forward, const BackwardLaunch& backward,
-                         std::size_t workspace_bytes, const BackwardHarnessOptions& options);
+                         std::size_t workspace_bytes, int64_t document_tiles_ints,
+                         const BackwardHarnessOptions& options);
 
 }  // namespace kgen::sm90a

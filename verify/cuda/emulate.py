@@ -147,10 +147,13 @@ def owned_blocks_checked(facts, kernels, work_items):
     return True
 
 
-# What every harness program is built from besides its kernel: the inputs it draws and the
-# checks it makes (a harness older than these would run the old inputs or checks).
-HARNESS_SOURCES = ["verify/verification_inputs.cc", "verify/cuda/harness.cc", "verify/cuda/backward_harness.cc",
-                   "verify/cuda/decode_harness.cc", "verify/cuda/document_tiles_check.cc"]
+# What each role's harness program is built from besides its kernel (verify/cuda/CMakeLists.txt):
+# the inputs it draws and the checks it makes (a harness older than these would run the old
+# inputs or checks). The forward and backward programs link one library of all three harnesses.
+_HARNESS_LIBRARY = ["verify/verification_inputs.cc", "verify/cuda/harness.cc", "verify/cuda/backward_harness.cc",
+                    "verify/cuda/document_tiles_check.cc"]
+HARNESS_SOURCES = {"forward": _HARNESS_LIBRARY, "backward": _HARNESS_LIBRARY,
+                   "decode": ["verify/verification_inputs.cc", "verify/cuda/decode_harness.cc"]}
 
 
 def changed_since_built(program, sources):
@@ -218,13 +221,13 @@ def main():
             options = ["--first-group", "1"]
         plan.append(("backward", backward, options, extra))
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-    sources = glob.glob(os.path.join(args.generated, name, f"{name}.{target}*.cu")) + [
-        os.path.normpath(os.path.join(root, source)) for source in HARNESS_SOURCES]
+    sources = glob.glob(os.path.join(args.generated, name, f"{name}.{target}*.cu"))
     for role, program, options, extra in plan:
         if not os.path.exists(program):
             print(f"{program} does not exist: make verify builds the emulated harnesses (target {target}_emu_harnesses)")
             return 2
-        stale = changed_since_built(program, sources)
+        stale = changed_since_built(program, sources + [os.path.normpath(os.path.join(root, source))
+                                                        for source in HARNESS_SOURCES[role]])
         if stale:
             print(f"{program} is older than {', '.join(stale)}: rebuild it first (make verify builds "
                   f"the emulated harnesses, target {target}_emu_harnesses)")

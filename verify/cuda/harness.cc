@@ -57,11 +57,13 @@ int run_harness(const Spec& spec, const Launch& launch, const HarnessOptions& op
     GuardedBuffer out(static_cast<std::size_t>(s.batch * s.q_heads * s.q_len * s.head_dim_v) * element);
     GuardedBuffer lse(spec.lse ? static_cast<std::size_t>(s.batch * s.q_heads * s.q_len) * sizeof(float) : 16);
     DeviceInput q_ids(inputs.q_segment_ids), kv_ids(inputs.kv_segment_ids), sinks(inputs.sinks);
-    // The document pre-pass's workspace, poisoned: every int it must write is checked after the run.
+    // The document pre-pass's workspace at the launcher's size, poisoned: every int it must
+    // write is checked after the run, against the host's layout and rule.
     const DocumentTilesExpected documents =
         spec.segment_ids ? expected_document_tiles(spec, options.target, inputs.q_segment_ids, inputs.kv_segment_ids)
                          : DocumentTilesExpected{};
-    DeviceInput document_tiles(std::vector<int32_t>(documents.ints.size(), kDocumentTilesPoison));
+    DeviceInput document_tiles(
+        std::vector<int32_t>(static_cast<std::size_t>(options.document_tiles_ints), kDocumentTilesPoison));
 
     DeviceTensors tensors;
     tensors.q = q.data;

@@ -53,6 +53,9 @@ struct HarnessOptions {
   std::string receipt_path;
   std::string command;
   std::string target = "sm90a";  // the kernel's target (sm90a or sm100a): names its symbol
+  // The launcher header's kDocumentTilesInts: the document pre-pass's workspace the harness
+  // allocates (0: no pre-pass), which must be the size of the host's layout of the lists.
+  int64_t document_tiles_ints = 0;
 };
 
 // Prints a report; returns 0 when every check passes, 1 otherwise.

@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     return kgen::sm90a::run_backward_harness(spec, launch_forward, launch_backward, backward_kernel::kWorkspaceBytes,
-                                             options);
+                                             forward_kernel::kDocumentTilesInts, options);
   } catch (const kgen::SpecError& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 2;

@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   kgen::sm90a::HarnessOptions options;
   options.command = argv[0];
   options.target = KGEN_TARGET;
+  options.document_tiles_ints = kernel::kDocumentTilesInts;
   for (int k = 1; k < argc; ++k) options.command += std::string(" ") + argv[k];
   for (int k = 2; k + 1 < argc; k += 2) {
     const std::string flag = argv[k];
